@@ -1,0 +1,149 @@
+/*
+ * loom: collective communication that knows the network.
+ *
+ * C99 public API, shaped like nccl.h. Every call returns a loomResult_t; the detailed message of the
+ * last failure on a communicator is readable with loomGetLastError(comm).
+ */
+#ifndef LOOM_LOOM_H_
+#define LOOM_LOOM_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOOM_MAJOR 0
+#define LOOM_MINOR 1
+#define LOOM_PATCH 0
+#define LOOM_VERSION_CODE (LOOM_MAJOR * 10000 + LOOM_MINOR * 100 + LOOM_PATCH)
+
+typedef enum {
+  loomSuccess = 0,
+  loomSystemError = 2,
+  loomInternalError = 3,
+  loomInvalidArgument = 4,
+  loomInvalidUsage = 5,
+  loomRemoteError = 6,
+  loomInProgress = 7,
+  loomTimeout = 8,
+  loomNumResults = 9
+} loomResult_t;
+
+/* Same numbering as ncclDataType_t. */
+typedef enum {
+  loomInt8 = 0,
+  loomChar = 0,
+  loomUint8 = 1,
+  loomInt32 = 2,
+  loomInt = 2,
+  loomUint32 = 3,
+  loomInt64 = 4,
+  loomUint64 = 5,
+  loomFloat16 = 6,
+  loomHalf = 6,
+  loomFloat32 = 7,
+  loomFloat = 7,
+  loomFloat64 = 8,
+  loomDouble = 8,
+  loomBfloat16 = 9,
+  loomNumTypes = 10
+} loomDataType_t;
+
+/* Same numbering as ncclRedOp_t. Avg = sum then divide by the rank count (integers truncate). */
+typedef enum { loomSum = 0, loomProd = 1, loomMax = 2, loomMin = 3, loomAvg = 4, loomNumOps = 5 } loomRedOp_t;
+
+#define LOOM_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[LOOM_UNIQUE_ID_BYTES];
+} loomUniqueId;
+
+typedef struct loomComm* loomComm_t;
+typedef struct loomStream* loomStream_t;
+
+/* Config: the first field is the struct's size so it can grow. Initialise with
+ * LOOM_CONFIG_INITIALIZER; fields left at their "unset" value take the environment/defaults. */
+typedef struct {
+  size_t size;            /* sizeof(loomConfig_t) */
+  unsigned int magic;     /* LOOM_CONFIG_MAGIC */
+  int blocking;           /* 1 (default): init returns when ready. 0: init may return loomInProgress */
+  int64_t timeoutMs;      /* per-communicator deadline for every wait; <= 0: LOOM_TIMEOUT_MS */
+  const char* transport;  /* "shm", "tcp" or NULL (auto / LOOM_TRANSPORT) */
+  const char* commName;   /* name shown in logs; may be NULL */
+} loomConfig_t;
+
+#define LOOM_CONFIG_MAGIC 0x6c6f6f6du
+#define LOOM_CONFIG_INITIALIZER \
+  { sizeof(loomConfig_t), LOOM_CONFIG_MAGIC, 1, 0, NULL, NULL }
+
+#define LOOM_SPLIT_NOCOLOR (-1)
+
+/* Version and errors. */
+loomResult_t loomGetVersion(int* version);
+const char* loomGetErrorString(loomResult_t result);
+/* Last detailed error message on comm (or of the calling thread when comm is NULL). */
+const char* loomGetLastError(loomComm_t comm);
+
+/* Communicators. */
+loomResult_t loomGetUniqueId(loomUniqueId* uniqueId);
+/* Writes the id as a printable string (2*LOOM_UNIQUE_ID_BYTES+1 chars) and parses it back, so a
+ * launcher can pass it in an environment variable or a file. */
+loomResult_t loomUniqueIdToString(const loomUniqueId* uniqueId, char* out, size_t outBytes);
+loomResult_t loomUniqueIdFromString(const char* text, loomUniqueId* uniqueId);
+loomResult_t loomCommInitRank(loomComm_t* comm, int nranks, loomUniqueId commId, int rank);
+loomResult_t loomCommInitRankConfig(loomComm_t* comm, int nranks, loomUniqueId commId, int rank,
+                                    const loomConfig_t* config);
+/* Launcher entry point: reads LOOM_COMM_ID (id string, or @path of a file holding it),
+ * LOOM_RANK and LOOM_NRANKS (or OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE). */
+loomResult_t loomCommInitFromEnv(loomComm_t* comm);
+loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newcomm,
+                           const loomConfig_t* config);
+loomResult_t loomCommDestroy(loomComm_t comm);
+loomResult_t loomCommAbort(loomComm_t comm);
+loomResult_t loomCommCount(const loomComm_t comm, int* count);
+loomResult_t loomCommUserRank(const loomComm_t comm, int* rank);
+loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError);
+
+/* Streams: in-order queues run by the library. A NULL stream means "complete before returning". */
+loomResult_t loomStreamCreate(loomStream_t* stream);
+/* loomSuccess when all work is done, loomInProgress while some is pending, or the first error. */
+loomResult_t loomStreamQuery(loomStream_t stream);
+/* Waits up to timeoutMs (< 0: forever) for all queued work. */
+loomResult_t loomStreamSynchronize(loomStream_t stream, int64_t timeoutMs);
+loomResult_t loomStreamDestroy(loomStream_t stream);
+
+/* Collectives. In place when sendbuff == recvbuff (allgather: sendbuff == recvbuff + rank*count;
+ * reducescatter: recvbuff == sendbuff + rank*recvcount), as in NCCL. */
+loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           loomDataType_t datatype, loomRedOp_t op, loomComm_t comm,
+                           loomStream_t stream);
+loomResult_t loomBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           loomDataType_t datatype, int root, loomComm_t comm, loomStream_t stream);
+loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t datatype,
+                        loomRedOp_t op, int root, loomComm_t comm, loomStream_t stream);
+/* sendcount elements per rank; recvbuff holds nranks*sendcount. */
+loomResult_t loomAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           loomDataType_t datatype, loomComm_t comm, loomStream_t stream);
+/* sendbuff holds nranks*recvcount; recvbuff recvcount. */
+loomResult_t loomReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               loomDataType_t datatype, loomRedOp_t op, loomComm_t comm,
+                               loomStream_t stream);
+/* count elements to each rank; both buffers hold nranks*count. */
+loomResult_t loomAllToAll(const void* sendbuff, void* recvbuff, size_t count,
+                          loomDataType_t datatype, loomComm_t comm, loomStream_t stream);
+loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t datatype, int peer,
+                      loomComm_t comm, loomStream_t stream);
+loomResult_t loomRecv(void* recvbuff, size_t count, loomDataType_t datatype, int peer,
+                      loomComm_t comm, loomStream_t stream);
+loomResult_t loomBarrier(loomComm_t comm, loomStream_t stream);
+
+/* Calls between GroupStart and GroupEnd (same thread) are issued as one operation at GroupEnd. */
+loomResult_t loomGroupStart(void);
+loomResult_t loomGroupEnd(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOOM_LOOM_H_ */

@@ -1,0 +1,43 @@
+#include "core/identity.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "core/status.h"
+
+namespace loom {
+
+std::string PeerIdentity::describe() const {
+  return strCat("rank ", rank, " (host ", hostname, " pid ", pid, ")");
+}
+
+PeerIdentity localIdentity() {
+  PeerIdentity id;
+  id.pid = getpid();
+  char h[256] = {0};
+  gethostname(h, sizeof(h) - 1);
+  id.hostname = h;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, id.bootId);
+  struct stat st;
+  if (stat("/proc/self/ns/pid", &st) == 0) id.pidNamespace = st.st_ino;
+  return id;
+}
+
+void assignHostIndices(std::vector<PeerIdentity>* ids) {
+  int next = 0;
+  for (size_t i = 0; i < ids->size(); ++i) {
+    (*ids)[i].hostIndex = -1;
+    for (size_t j = 0; j < i; ++j) {
+      if ((*ids)[i].sameHostAs((*ids)[j])) {
+        (*ids)[i].hostIndex = (*ids)[j].hostIndex;
+        break;
+      }
+    }
+    if ((*ids)[i].hostIndex < 0) (*ids)[i].hostIndex = next++;
+  }
+}
+
+}  // namespace loom

@@ -1,0 +1,34 @@
+// Who a rank is and where it runs. Exchanged by the bootstrap; transports use it to decide that two
+// ranks share a host (same hostname AND boot id AND pid namespace: two containers on one host have
+// different hostnames or pid namespaces, so they are told apart) and to name a peer in errors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom {
+
+struct PeerIdentity {
+  int rank = -1;
+  int pid = 0;
+  std::string hostname;
+  std::string bootId;       // /proc/sys/kernel/random/boot_id
+  uint64_t pidNamespace = 0;  // inode of /proc/self/ns/pid
+  std::string address;      // "ip" of the interface the bootstrap chose (tcp transport listens there)
+  int hostIndex = -1;       // equal for ranks on the same host (0..nhosts-1, by first rank)
+
+  bool sameHostAs(const PeerIdentity& o) const {
+    return hostname == o.hostname && bootId == o.bootId && pidNamespace == o.pidNamespace;
+  }
+  // "rank 3 (host node7 pid 1234)"
+  std::string describe() const;
+};
+
+// Identity of the calling process (address and hostIndex left empty).
+PeerIdentity localIdentity();
+
+// Fills hostIndex for every entry.
+void assignHostIndices(std::vector<PeerIdentity>* ids);
+
+}  // namespace loom

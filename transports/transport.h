@@ -1,0 +1,82 @@
+// The narrow, non-blocking transport interface (DESIGN.md "Transports").
+//
+// A Transport serves a set of peers of one communicator. The Executor posts Requests and calls
+// progress(); nothing blocks except wait(), which sleeps until something may have changed.
+// Requests to one peer complete in FIFO order per direction (the k-th send to b matches b's k-th
+// receive from us), so no tags are needed. A receive may reduce on arrival
+// (dst = operand (op) incoming), which lets shm reduce straight out of the shared buffer.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/datatype.h"
+#include "core/identity.h"
+#include "core/status.h"
+
+namespace loom::transport {
+
+struct Request {
+  enum Kind : uint8_t { kSend, kRecv } kind = kSend;
+  const uint8_t* src = nullptr;      // kSend: bytes to send
+  uint8_t* dst = nullptr;            // kRecv: where the result goes
+  const uint8_t* operand = nullptr;  // kRecv: non-null => dst = operand (op) incoming, elementwise
+  DataType dtype = DataType::kUint8;
+  RedOp op = RedOp::kSum;
+  uint64_t bytes = 0;
+  // Written by the transport: bytes finished (sent / received and stored). complete == true once
+  // doneBytes == bytes. The Request must stay alive and unmoved until complete.
+  uint64_t doneBytes = 0;
+  bool complete = false;
+};
+
+struct Capabilities {
+  const char* name = "";
+  double bandwidthGBs = 0;  // per direction, per peer pair, as configured or calibrated
+  double latencyUs = 0;
+  bool gpuDirect = false;
+  bool intraNode = false;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual Capabilities caps() const = 0;
+  // Queues req to/from `peer` (a communicator rank this transport serves). Zero-byte requests are
+  // legal and complete in order.
+  virtual Status post(int peer, Request* req) = 0;
+  // Moves data for all queued requests without blocking. *progressed = true if anything moved.
+  // Errors name the peer rank and host (RemoteError when the peer closed or died).
+  virtual Status progress(bool* progressed) = 0;
+  // Sleeps until data may have moved, wake() was called, or timeoutUs elapsed.
+  virtual Status wait(int64_t timeoutUs) = 0;
+  // Cheap liveness check of peers (dead pid on this host, closed socket): RemoteError naming the
+  // rank and host of a dead peer.
+  virtual Status checkPeers() = 0;
+  // Wakes a thread sleeping in wait() (abort).
+  virtual void wake() = 0;
+};
+
+// Everything a transport needs to connect. Creation is collective: every rank of the communicator
+// calls createShmTransport and then createTcpTransport (with possibly empty `peers`), because both
+// may use allGather.
+struct SetupArgs {
+  int rank = 0;
+  int nranks = 1;
+  std::vector<int> peers;            // ranks this transport must connect to (excludes rank)
+  std::vector<PeerIdentity> ids;     // per rank
+  // Collective over all ranks: data holds nranks * bytesPerRank, our slot filled on entry.
+  std::function<Status(void* data, size_t bytesPerRank)> allGather;
+  std::string commTag;               // unique per communicator, safe in file names (hex)
+  int64_t timeoutMs = 600000;
+  const std::atomic<bool>* abortFlag = nullptr;
+};
+
+Status createShmTransport(const SetupArgs& args, std::unique_ptr<Transport>* out);
+Status createTcpTransport(const SetupArgs& args, std::unique_ptr<Transport>* out);
+
+}  // namespace loom::transport
