@@ -1,0 +1,35 @@
+// Registry of schedule builders (registry.def). A builder is pure: it returns one rank's Schedule
+// for (CollArgs, Group) and never touches a transport. Ranks in a Schedule are communicator ranks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "sched/schedule.h"
+
+namespace loom::algo {
+
+using sched::CollArgs;
+using sched::CollType;
+using sched::Group;
+using sched::Schedule;
+
+using Builder = Status (*)(const CollArgs&, const Group&, Schedule*);
+
+#define LOOM_ALGO(coll, name, fn) Status fn(const CollArgs& args, const Group& group, Schedule* out);
+#include "algo/registry.def"
+#undef LOOM_ALGO
+
+struct AlgoInfo {
+  CollType coll;
+  const char* name;
+  Builder build;
+};
+
+const std::vector<AlgoInfo>& registry();
+// nullptr when (coll, name) is not registered.
+const AlgoInfo* findAlgo(CollType coll, const std::string& name);
+std::vector<const AlgoInfo*> algosFor(CollType coll);
+
+}  // namespace loom::algo
