@@ -1,0 +1,260 @@
+#include "api/comm.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "algo/registry.h"
+#include "core/log.h"
+#include "core/params.h"
+#include "kernels/reduce.h"
+#include "sched/executor.h"
+
+namespace loom::api {
+
+bool OpDesc::reduces() const {
+  return coll == sched::CollType::kAllReduce || coll == sched::CollType::kReduce ||
+         coll == sched::CollType::kReduceScatter;
+}
+
+namespace {
+
+std::mutex& registryMu() {
+  static std::mutex m;
+  return m;
+}
+std::set<const loomComm*>& liveComms() {
+  static std::set<const loomComm*> s;
+  return s;
+}
+
+Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
+  std::string forced = !opt.transport.empty() ? opt.transport : params::transport();
+  if (!forced.empty() && forced != "shm" && forced != "tcp")
+    return invalidArgument("transport '", forced, "' is not one of shm, tcp");
+  std::vector<int> shmPeers, tcpPeers;
+  for (int q = 0; q < c->nranks; ++q) {
+    if (q == c->rank) continue;
+    bool same = c->ids[q].sameHostAs(c->ids[c->rank]);
+    if (forced == "shm" && !same)
+      return invalidUsage("transport shm forced but ", c->ids[q].describe(),
+                          " is on another host than this rank (", c->ids[c->rank].hostname, ")");
+    (forced == "tcp" || !same ? tcpPeers : shmPeers).push_back(q);
+  }
+  transport::SetupArgs args;
+  args.rank = c->rank;
+  args.nranks = c->nranks;
+  args.ids = c->ids;
+  bootstrap::Bootstrap* bs = c->bootstrap.get();
+  args.allGather = [bs](void* data, size_t bytes) { return bs->allGather(data, bytes); };
+  args.commTag = bootstrap::idTag(id);
+  args.timeoutMs = c->timeoutMs;
+  args.abortFlag = &c->abortFlag;
+  args.peers = shmPeers;
+  LOOM_CHECK(transport::createShmTransport(args, &c->shm));
+  args.peers = tcpPeers;
+  LOOM_CHECK(transport::createTcpTransport(args, &c->tcp));
+  c->transportOf.assign(c->nranks, nullptr);
+  for (int q : shmPeers) c->transportOf[q] = c->shm.get();
+  for (int q : tcpPeers) c->transportOf[q] = c->tcp.get();
+  if (!shmPeers.empty()) c->transports.push_back(c->shm.get());
+  if (!tcpPeers.empty()) c->transports.push_back(c->tcp.get());
+  LOOM_INFO(INIT, "comm ", c->name, " rank ", c->rank, "/", c->nranks, ": ", shmPeers.size(),
+            " shm peers, ", tcpPeers.size(), " tcp peers");
+  return Status();
+}
+
+}  // namespace
+
+Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, loomComm* c) {
+  c->rank = rank;
+  c->nranks = nranks;
+  c->name = opt.name;
+  c->timeoutMs = opt.timeoutMs > 0 ? opt.timeoutMs : params::timeoutMs();
+  log::setThreadRank(rank);
+  LOOM_CHECK(bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag,
+                                          &c->bootstrap));
+  c->ids = c->bootstrap->peers();
+  return connectTransports(id, opt, c);
+}
+
+void registerComm(loomComm* c) {
+  std::lock_guard<std::mutex> g(registryMu());
+  liveComms().insert(c);
+}
+
+bool unregisterComm(loomComm* c) {
+  std::lock_guard<std::mutex> g(registryMu());
+  return liveComms().erase(c) == 1;
+}
+
+bool isLiveComm(const loomComm* c) {
+  std::lock_guard<std::mutex> g(registryMu());
+  return liveComms().count(c) == 1;
+}
+
+Status checkComm(const loomComm* c, const char* arg) {
+  if (c == nullptr) return invalidArgument(arg, " is NULL");
+  if (!isLiveComm(c))
+    return invalidUsage(arg, " is not a live communicator (destroyed, or never created)");
+  return Status();
+}
+
+Status usableComm(loomComm* c) {
+  LOOM_CHECK(checkComm(c));
+  return waitInit(c);
+}
+
+Status waitInit(loomComm* c) {
+  if (!c->initDone.load()) {
+    std::lock_guard<std::mutex> g(c->mu);
+    if (c->initThread.joinable()) c->initThread.join();
+  }
+  return c->initStatus;
+}
+
+void commFree(loomComm* c) {
+  if (c->initThread.joinable()) c->initThread.join();
+  c->transportOf.clear();
+  c->transports.clear();
+  c->shm.reset();
+  c->tcp.reset();
+  c->bootstrap.reset();
+}
+
+namespace {
+
+// LOOM_ALGO: "allreduce:ring;broadcast:ring" (also ',' between clauses).
+std::string forcedAlgo(sched::CollType coll) {
+  std::string spec = params::algo();
+  std::replace(spec.begin(), spec.end(), ',', ';');
+  std::stringstream ss(spec);
+  std::string clause;
+  while (std::getline(ss, clause, ';')) {
+    auto colon = clause.find(':');
+    if (colon == std::string::npos) continue;
+    if (clause.substr(0, colon) == sched::collName(coll)) return clause.substr(colon + 1);
+  }
+  return "";
+}
+
+Status chooseAlgo(loomComm* c, const OpDesc& op, const algo::AlgoInfo** out) {
+  std::string forced = forcedAlgo(op.coll);
+  if (!forced.empty()) {
+    *out = algo::findAlgo(op.coll, forced);
+    if (*out == nullptr)
+      return invalidArgument("LOOM_ALGO names '", forced, "' for ", sched::collName(op.coll),
+                             ", which is not a registered algorithm");
+    return Status();
+  }
+  auto all = algo::algosFor(op.coll);
+  if (all.empty()) return internalError("no algorithm for ", sched::collName(op.coll));
+  *out = all.front();
+  return Status();
+}
+
+}  // namespace
+
+Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::Schedule>* out) {
+  const algo::AlgoInfo* info = nullptr;
+  LOOM_CHECK(chooseAlgo(c, op, &info));
+  sched::CollArgs a;
+  a.coll = op.coll;
+  a.count = op.count;
+  a.dtype = op.dtype;
+  a.op = op.op == RedOp::kAvg ? RedOp::kSum : op.op;
+  a.root = op.root;
+  a.peer = op.peer;
+  a.inPlace = op.inPlace;
+  a.chunkBytes = static_cast<uint64_t>(std::max<int64_t>(4096, params::chunkBytes()));
+  std::string key = strCat(info->name, '/', static_cast<int>(a.coll), '/', a.count, '/',
+                           static_cast<int>(a.dtype), '/', static_cast<int>(a.op), '/', a.root,
+                           '/', a.peer, '/', a.inPlace, '/', a.chunkBytes);
+  {
+    std::lock_guard<std::mutex> g(c->mu);
+    auto it = c->cache.find(key);
+    if (it != c->cache.end()) {
+      *out = it->second;
+      return Status();
+    }
+  }
+  sched::Group grp;
+  grp.rank = c->rank;
+  grp.nranks = c->nranks;
+  for (const auto& id : c->ids) grp.hostOf.push_back(id.hostIndex);
+  auto s = std::make_shared<sched::Schedule>();
+  LOOM_CHECK(info->build(a, grp, s.get()));
+  LOOM_TRACE(COLL, sched::collName(op.coll), " count ", op.count, " -> ", info->name, ", ",
+             s->steps.size(), " steps");
+  std::lock_guard<std::mutex> g(c->mu);
+  if (c->cache.size() > 256) c->cache.clear();
+  c->cache[key] = s;
+  *out = s;
+  return Status();
+}
+
+namespace {
+
+uint64_t avgElems(const loomComm* c, const OpDesc& o) {
+  if (o.op != RedOp::kAvg) return 0;
+  if (o.coll == sched::CollType::kReduce && c->rank != o.root) return 0;
+  return o.count;  // allreduce: count; reduce: count at root; reducescatter: recvcount
+}
+
+}  // namespace
+
+Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
+  sched::ExecContext ctx;
+  ctx.rank = c->rank;
+  ctx.transportOf = c->transportOf;
+  ctx.transports = c->transports;
+  ctx.ids = &c->ids;
+  ctx.abortFlag = &c->abortFlag;
+  ctx.timeoutMs = c->timeoutMs;
+  ctx.spinUs = params::spinUs();
+  ctx.peerCheckMs = params::peerCheckMs();
+  // Reductions of one (dtype, op) class run together; each further class runs after, in order.
+  std::vector<bool> ran(ops.size(), false);
+  for (size_t first = 0; first < ops.size(); ++first) {
+    if (ran[first]) continue;
+    sched::Schedule merged;
+    std::vector<uint8_t*> bufs(3, nullptr);
+    DataType dt = DataType::kUint8;
+    RedOp rop = RedOp::kSum;
+    bool haveClass = false;
+    for (size_t i = first; i < ops.size(); ++i) {
+      const OpDesc& o = ops[i];
+      if (ran[i]) continue;
+      RedOp norm = o.op == RedOp::kAvg ? RedOp::kSum : o.op;
+      if (o.reduces()) {
+        if (haveClass && (o.dtype != dt || norm != rop)) continue;
+        haveClass = true;
+        dt = o.dtype;
+        rop = norm;
+      }
+      std::shared_ptr<const sched::Schedule> s;
+      LOOM_CHECK(scheduleFor(c, o, &s));
+      if (ops.size() == 1) {
+        LOOM_CHECK(sched::execute(*s, {const_cast<uint8_t*>(static_cast<const uint8_t*>(o.send)),
+                                       static_cast<uint8_t*>(o.recv), nullptr},
+                                  o.dtype, norm, ctx));
+        ran[i] = true;
+        break;
+      }
+      merged.append(*s);
+      bufs.push_back(const_cast<uint8_t*>(static_cast<const uint8_t*>(o.send)));
+      bufs.push_back(static_cast<uint8_t*>(o.recv));
+      ran[i] = true;
+    }
+    if (ops.size() > 1) LOOM_CHECK(sched::execute(merged, bufs, dt, rop, ctx));
+  }
+  for (const OpDesc& o : ops) {
+    uint64_t n = avgElems(c, o);
+    if (n > 0) kernels::divideInPlace(o.recv, n, o.dtype, c->nranks);
+  }
+  return Status();
+}
+
+loomResult_t toResult(Code c) { return static_cast<loomResult_t>(static_cast<int>(c)); }
+
+}  // namespace loom::api

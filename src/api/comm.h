@@ -1,0 +1,94 @@
+// The communicator behind loomComm_t, and the operation descriptor every C entry point fills.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "core/bootstrap.h"
+#include "core/identity.h"
+#include "core/status.h"
+#include "loom/loom.h"
+#include "sched/schedule.h"
+#include "transports/transport.h"
+
+namespace loom::api {
+
+// One user call (collective or point-to-point).
+struct OpDesc {
+  sched::CollType coll = sched::CollType::kAllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  uint64_t count = 0;
+  DataType dtype = DataType::kFloat32;
+  RedOp op = RedOp::kSum;
+  int root = 0;
+  int peer = -1;
+  bool inPlace = false;
+  bool reduces() const;
+};
+
+struct CommOptions {
+  int64_t timeoutMs = 0;  // <= 0: LOOM_TIMEOUT_MS
+  std::string transport;  // "", "shm", "tcp"
+  std::string name;
+};
+
+}  // namespace loom::api
+
+struct loomComm {
+  int rank = 0;
+  int nranks = 0;
+  std::string name;
+  int64_t timeoutMs = 600000;
+  std::unique_ptr<loom::bootstrap::Bootstrap> bootstrap;
+  std::vector<loom::PeerIdentity> ids;
+  std::unique_ptr<loom::transport::Transport> shm, tcp;
+  std::vector<loom::transport::Transport*> transportOf;
+  std::vector<loom::transport::Transport*> transports;
+  std::atomic<bool> abortFlag{false};
+  std::atomic<int> inFlight{0};
+  // Non-blocking init: the thread running it, and its result.
+  std::thread initThread;
+  std::atomic<bool> initDone{true};
+  loom::Status initStatus;
+  std::mutex mu;  // guards lastError, asyncError, cache
+  std::string lastError;
+  loomResult_t asyncError = loomSuccess;
+  std::map<std::string, std::shared_ptr<const loom::sched::Schedule>> cache;
+};
+
+namespace loom::api {
+
+// Collective creation (bootstrap, transports). On failure *out is left null.
+Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, loomComm* comm);
+// Registry of live communicators, so use after destroy is reported instead of crashing.
+void registerComm(loomComm* c);
+bool unregisterComm(loomComm* c);
+bool isLiveComm(const loomComm* c);
+// kInvalidArgument for NULL, kInvalidUsage for a destroyed/unknown communicator.
+Status checkComm(const loomComm* c, const char* arg = "comm");
+// checkComm, then waits for a non-blocking init to finish and returns its status.
+Status usableComm(loomComm* c);
+// Waits for a non-blocking init to finish; returns its status.
+Status waitInit(loomComm* c);
+// Frees transports and the bootstrap (after in-flight operations have left).
+void commFree(loomComm* c);
+
+// Builds (or takes from the cache) the schedule of `op` on comm.
+Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::Schedule>* out);
+// Runs a list of operations as one merged schedule per (dtype, op) class, then applies avg.
+Status runOps(loomComm* c, const std::vector<OpDesc>& ops);
+
+// Result conversion and last-error bookkeeping (logs the message once).
+loomResult_t fail(loomComm* c, const Status& s);
+loomResult_t toResult(Code c);
+const char* threadLastError();
+
+}  // namespace loom::api

@@ -1,0 +1,251 @@
+// C API: collectives, point-to-point and groups. Every argument is checked here; the operation then
+// runs now (NULL stream), is queued on a loomStream_t, or is held until loomGroupEnd.
+#include <limits>
+
+#include "api/comm.h"
+#include "api/stream.h"
+
+using loom::Status;
+using loom::api::fail;
+using loom::api::OpDesc;
+using loom::sched::CollType;
+
+namespace {
+
+struct Pending {
+  loomComm* comm;
+  OpDesc op;
+  loomStream* stream;
+};
+thread_local int tGroupDepth = 0;
+thread_local std::vector<Pending> tGroup;
+
+bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return an > 0 && bn > 0 && x < y + bn && y < x + an;
+}
+
+// Byte sizes of the send and receive buffers of op on a communicator of p ranks.
+Status sizes(const OpDesc& o, int p, uint64_t* sendBytes, uint64_t* recvBytes) {
+  const uint64_t es = loom::dtypeSize(o.dtype);
+  uint64_t mult = 1;
+  if (o.coll == CollType::kAllGather || o.coll == CollType::kReduceScatter ||
+      o.coll == CollType::kAllToAll)
+    mult = static_cast<uint64_t>(p);
+  if (o.count > std::numeric_limits<uint64_t>::max() / es / mult ||
+      o.count * es * mult > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    return loom::invalidArgument("count ", o.count, " * sizeof(", loom::dtypeName(o.dtype), ")",
+                                 mult > 1 ? " * nranks" : "", " overflows");
+  const uint64_t one = o.count * es, all = one * mult;
+  *sendBytes = o.coll == CollType::kReduceScatter || o.coll == CollType::kAllToAll ? all : one;
+  *recvBytes = o.coll == CollType::kAllGather || o.coll == CollType::kAllToAll ? all : one;
+  return Status();
+}
+
+Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
+  LOOM_CHECK(loom::api::usableComm(c));
+  if (!loom::validDataType(rawDtype)) return loom::invalidArgument("datatype ", rawDtype, " is not a loomDataType_t");
+  if (!loom::validRedOp(rawOp)) return loom::invalidArgument("op ", rawOp, " is not a loomRedOp_t");
+  o->dtype = static_cast<loom::DataType>(rawDtype);
+  o->op = static_cast<loom::RedOp>(rawOp);
+  const int p = c->nranks, r = c->rank;
+  if ((o->coll == CollType::kBroadcast || o->coll == CollType::kReduce) && (o->root < 0 || o->root >= p))
+    return loom::invalidArgument("root ", o->root, " is outside [0, ", p, ")");
+  if (o->coll == CollType::kSend || o->coll == CollType::kRecv) {
+    if (o->peer < 0 || o->peer >= p) return loom::invalidArgument("peer ", o->peer, " is outside [0, ", p, ")");
+    if (o->peer == r) return loom::invalidArgument("peer ", o->peer, " is this rank (send/recv to self is not supported)");
+  }
+  uint64_t sb = 0, rb = 0;
+  LOOM_CHECK(sizes(*o, p, &sb, &rb));
+  const uint64_t es = loom::dtypeSize(o->dtype);
+  bool needSend = o->coll != CollType::kRecv && o->coll != CollType::kBarrier &&
+                  !(o->coll == CollType::kBroadcast && r != o->root);
+  bool needRecv = o->coll != CollType::kSend && o->coll != CollType::kBarrier &&
+                  !(o->coll == CollType::kReduce && r != o->root);
+  if (o->count > 0 && needSend && o->send == nullptr) return loom::invalidArgument("sendbuff is NULL");
+  if (o->count > 0 && needRecv && o->recv == nullptr) return loom::invalidArgument("recvbuff is NULL");
+  // In place as in NCCL; any other overlap of the two buffers is an error.
+  const auto* sp = static_cast<const uint8_t*>(o->send);
+  auto* rp = static_cast<uint8_t*>(o->recv);
+  switch (o->coll) {
+    case CollType::kAllGather: o->inPlace = sp == rp + r * o->count * es; break;
+    case CollType::kReduceScatter: o->inPlace = rp == sp + r * o->count * es; break;
+    case CollType::kAllReduce:
+    case CollType::kBroadcast:
+    case CollType::kReduce: o->inPlace = sp == rp; break;
+    default: o->inPlace = false;
+  }
+  if (o->inPlace && o->count == 0) o->inPlace = false;
+  if (needSend && needRecv && !o->inPlace && overlaps(sp, sb, rp, rb))
+    return loom::invalidArgument("sendbuff and recvbuff overlap but are not in place (",
+                                 loom::sched::collName(o->coll), " in place needs ",
+                                 o->coll == CollType::kAllGather ? "sendbuff == recvbuff + rank*count*size"
+                                 : o->coll == CollType::kReduceScatter ? "recvbuff == sendbuff + rank*recvcount*size"
+                                 : o->coll == CollType::kAllToAll ? "no overlap: in-place all-to-all is not supported"
+                                                                  : "sendbuff == recvbuff",
+                                 ")");
+  return Status();
+}
+
+loomResult_t issue(loomComm* c, OpDesc o, int rawDtype, int rawOp, loomStream* stream) {
+  Status s = check(c, &o, rawDtype, rawOp);
+  if (!s.ok()) return fail(c, s);
+  if (stream != nullptr && !loom::api::isLiveStream(stream))
+    return fail(c, loom::invalidArgument("stream is not a live loomStream_t (or NULL)"));
+  if (tGroupDepth > 0) {
+    tGroup.push_back({c, o, stream});
+    return loomSuccess;
+  }
+  if (stream == nullptr) {
+    c->inFlight++;
+    s = loom::api::runOps(c, {o});
+    c->inFlight--;
+    return fail(c, s);
+  }
+  c->inFlight++;
+  loom::api::streamEnqueue(stream, [c, o] {
+    Status st = loom::api::runOps(c, {o});
+    if (!st.ok()) fail(c, st);
+    c->inFlight--;
+    return st;
+  });
+  return loomSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t dt,
+                           loomRedOp_t op, loomComm_t comm, loomStream_t stream) {
+  OpDesc o;
+  o.coll = CollType::kAllReduce;
+  o.send = sendbuff;
+  o.recv = recvbuff;
+  o.count = count;
+  return issue(comm, o, dt, op, stream);
+}
+
+loomResult_t loomBroadcast(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t dt,
+                           int root, loomComm_t comm, loomStream_t stream) {
+  OpDesc o;
+  o.coll = CollType::kBroadcast;
+  o.send = sendbuff;
+  o.recv = recvbuff;
+  o.count = count;
+  o.root = root;
+  return issue(comm, o, dt, loomSum, stream);
+}
+
+loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t dt,
+                        loomRedOp_t op, int root, loomComm_t comm, loomStream_t stream) {
+  OpDesc o;
+  o.coll = CollType::kReduce;
+  o.send = sendbuff;
+  o.recv = recvbuff;
+  o.count = count;
+  o.root = root;
+  return issue(comm, o, dt, op, stream);
+}
+
+loomResult_t loomAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           loomDataType_t dt, loomComm_t comm, loomStream_t stream) {
+  OpDesc o;
+  o.coll = CollType::kAllGather;
+  o.send = sendbuff;
+  o.recv = recvbuff;
+  o.count = sendcount;
+  return issue(comm, o, dt, loomSum, stream);
+}
+
+loomResult_t loomReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               loomDataType_t dt, loomRedOp_t op, loomComm_t comm,
+                               loomStream_t stream) {
+  OpDesc o;
+  o.coll = CollType::kReduceScatter;
+  o.send = sendbuff;
+  o.recv = recvbuff;
+  o.count = recvcount;
+  return issue(comm, o, dt, op, stream);
+}
+
+loomResult_t loomAllToAll(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t dt,
+                          loomComm_t comm, loomStream_t stream) {
+  OpDesc o;
+  o.coll = CollType::kAllToAll;
+  o.send = sendbuff;
+  o.recv = recvbuff;
+  o.count = count;
+  return issue(comm, o, dt, loomSum, stream);
+}
+
+loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t dt, int peer,
+                      loomComm_t comm, loomStream_t stream) {
+  OpDesc o;
+  o.coll = CollType::kSend;
+  o.send = sendbuff;
+  o.count = count;
+  o.peer = peer;
+  return issue(comm, o, dt, loomSum, stream);
+}
+
+loomResult_t loomRecv(void* recvbuff, size_t count, loomDataType_t dt, int peer, loomComm_t comm,
+                      loomStream_t stream) {
+  OpDesc o;
+  o.coll = CollType::kRecv;
+  o.recv = recvbuff;
+  o.count = count;
+  o.peer = peer;
+  return issue(comm, o, dt, loomSum, stream);
+}
+
+loomResult_t loomBarrier(loomComm_t comm, loomStream_t stream) {
+  OpDesc o;
+  o.coll = CollType::kBarrier;
+  return issue(comm, o, loomUint8, loomSum, stream);
+}
+
+loomResult_t loomGroupStart(void) {
+  ++tGroupDepth;
+  return loomSuccess;
+}
+
+loomResult_t loomGroupEnd(void) {
+  if (tGroupDepth == 0) return fail(nullptr, loom::invalidUsage("loomGroupEnd without loomGroupStart"));
+  if (--tGroupDepth > 0) return loomSuccess;
+  std::vector<Pending> ops;
+  ops.swap(tGroup);
+  // One merged run per communicator, in order of first appearance.
+  loomResult_t result = loomSuccess;
+  std::vector<bool> taken(ops.size(), false);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (taken[i]) continue;
+    loomComm* c = ops[i].comm;
+    loomStream* stream = ops[i].stream;
+    std::vector<OpDesc> mine;
+    for (size_t j = i; j < ops.size(); ++j) {
+      if (ops[j].comm != c) continue;
+      if (ops[j].stream != stream)
+        return fail(c, loom::invalidUsage("operations on one communicator in a group must use one stream"));
+      mine.push_back(ops[j].op);
+      taken[j] = true;
+    }
+    if (!loom::api::isLiveComm(c)) return fail(nullptr, loom::invalidUsage("comm destroyed inside a group"));
+    c->inFlight++;
+    if (stream == nullptr) {
+      Status s = loom::api::runOps(c, mine);
+      c->inFlight--;
+      if (!s.ok() && result == loomSuccess) result = fail(c, s);
+    } else {
+      loom::api::streamEnqueue(stream, [c, mine] {
+        Status st = loom::api::runOps(c, mine);
+        if (!st.ok()) fail(c, st);
+        c->inFlight--;
+        return st;
+      });
+    }
+  }
+  return result;
+}
+
+}  // extern "C"

@@ -1,0 +1,28 @@
+// loomStream_t: an in-order queue of host operations run by one library thread. The same shape can
+// later wrap a CUDA stream (enqueue = launch a host function on it).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "core/status.h"
+
+struct loomStream {
+  std::mutex mu;
+  std::condition_variable cv;    // work arrived / stop
+  std::condition_variable idle;  // pending reached zero
+  std::deque<std::function<loom::Status()>> queue;
+  int pending = 0;
+  loom::Status firstError;
+  bool stop = false;
+  std::thread worker;
+};
+
+namespace loom::api {
+// Queues fn; it runs after everything queued before it on this stream.
+void streamEnqueue(loomStream* s, std::function<Status()> fn);
+bool isLiveStream(const loomStream* s);
+}  // namespace loom::api

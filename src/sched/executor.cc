@@ -1,0 +1,229 @@
+#include "sched/executor.h"
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <memory>
+
+#include "kernels/reduce.h"
+
+namespace loom::sched {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct PeerQueues {
+  std::deque<int> toPost[2];    // [0] sends, [1] receives, in schedule order
+  std::deque<int> inFlight[2];  // posted, FIFO completion
+};
+
+class Run {
+ public:
+  Run(const Schedule& s, std::vector<uint8_t*> bufs, DataType dt, RedOp op, const ExecContext& c)
+      : s_(s), bufs_(std::move(bufs)), dt_(dt), op_(op), ctx_(c) {}
+
+  Status go();
+
+ private:
+  uint8_t* at(const BufRef& b) { return bufs_[b.buf] + b.offset; }
+  static bool isNet(OpKind k) {
+    return k == OpKind::kSend || k == OpKind::kRecv || k == OpKind::kRecvReduce;
+  }
+  void complete(int i);
+  Status post(int i);
+  Status postReady(bool* did);
+  Status runLocal(bool* did);
+  Status reap(bool* did);
+  Status idle(Clock::time_point lastProgress, Clock::time_point* lastPeerCheck);
+  std::string waitingFor();
+
+  const Schedule& s_;
+  std::vector<uint8_t*> bufs_;
+  DataType dt_;
+  RedOp op_;
+  const ExecContext& ctx_;
+  std::vector<uint32_t> depsLeft_;
+  std::vector<uint32_t> outBegin_, outEdges_;  // dependents, CSR
+  std::vector<transport::Request> req_;
+  std::vector<PeerQueues> peers_;
+  std::vector<int> activePeers_;
+  std::deque<int> localReady_;
+  std::unique_ptr<uint8_t[]> scratch_;
+  size_t done_ = 0;
+};
+
+void Run::complete(int i) {
+  ++done_;
+  for (uint32_t e = outBegin_[i]; e < outBegin_[i + 1]; ++e) {
+    int d = static_cast<int>(outEdges_[e]);
+    if (--depsLeft_[d] == 0 && !isNet(s_.steps[d].op)) localReady_.push_back(d);
+  }
+}
+
+Status Run::post(int i) {
+  const Step& st = s_.steps[i];
+  transport::Request& r = req_[i];
+  r.bytes = st.bytes;
+  r.dtype = dt_;
+  r.op = op_;
+  if (st.op == OpKind::kSend) {
+    r.kind = transport::Request::kSend;
+    r.src = st.bytes ? at(st.src) : nullptr;
+  } else {
+    r.kind = transport::Request::kRecv;
+    r.dst = st.bytes ? at(st.dst) : nullptr;
+    r.operand = st.op == OpKind::kRecvReduce && st.bytes ? at(st.src) : nullptr;
+  }
+  transport::Transport* t = ctx_.transportOf[st.peer];
+  if (t == nullptr) return internalError("no transport to rank ", st.peer);
+  return t->post(st.peer, &r);
+}
+
+Status Run::postReady(bool* did) {
+  for (int p : activePeers_) {
+    for (int dir = 0; dir < 2; ++dir) {
+      auto& q = peers_[p].toPost[dir];
+      while (!q.empty() && depsLeft_[q.front()] == 0) {
+        LOOM_CHECK(post(q.front()));
+        peers_[p].inFlight[dir].push_back(q.front());
+        q.pop_front();
+        *did = true;
+      }
+    }
+  }
+  return Status();
+}
+
+Status Run::runLocal(bool* did) {
+  while (!localReady_.empty()) {
+    int i = localReady_.front();
+    localReady_.pop_front();
+    const Step& st = s_.steps[i];
+    if (st.bytes > 0) {
+      if (st.op == OpKind::kCopy) {
+        if (at(st.dst) != at(st.src)) kernels::copy(at(st.dst), at(st.src), st.bytes);
+      } else {
+        kernels::reduce(at(st.dst), at(st.dst), at(st.src), st.bytes / dtypeSize(dt_), dt_, op_);
+      }
+    }
+    complete(i);
+    *did = true;
+  }
+  return Status();
+}
+
+Status Run::reap(bool* did) {
+  for (auto* t : ctx_.transports) {
+    bool moved = false;
+    LOOM_CHECK(t->progress(&moved));
+    *did = *did || moved;
+  }
+  for (int p : activePeers_) {
+    for (int dir = 0; dir < 2; ++dir) {
+      auto& q = peers_[p].inFlight[dir];
+      while (!q.empty() && req_[q.front()].complete) {
+        complete(q.front());
+        q.pop_front();
+        *did = true;
+      }
+    }
+  }
+  return Status();
+}
+
+std::string Run::waitingFor() {
+  std::string out;
+  for (int p : activePeers_) {
+    const PeerQueues& q = peers_[p];
+    if (q.inFlight[0].empty() && q.inFlight[1].empty()) continue;
+    if (!out.empty()) out += ", ";
+    if (ctx_.ids != nullptr && p < static_cast<int>(ctx_.ids->size()))
+      out += (*ctx_.ids)[p].describe();
+    else
+      out += strCat("rank ", p);
+  }
+  return out.empty() ? "no peer (local steps blocked)" : out;
+}
+
+Status Run::idle(Clock::time_point lastProgress, Clock::time_point* lastPeerCheck) {
+  auto now = Clock::now();
+  if (ctx_.abortFlag != nullptr && ctx_.abortFlag->load(std::memory_order_relaxed))
+    return invalidUsage("operation aborted (loomCommAbort)");
+  auto stalledUs =
+      std::chrono::duration_cast<std::chrono::microseconds>(now - lastProgress).count();
+  if (stalledUs > ctx_.timeoutMs * 1000)
+    return timeoutError("rank ", ctx_.rank, " waited ", ctx_.timeoutMs, " ms without progress for ",
+                        waitingFor());
+  if (stalledUs < ctx_.spinUs) return Status();
+  if (now - *lastPeerCheck > std::chrono::milliseconds(ctx_.peerCheckMs)) {
+    *lastPeerCheck = now;
+    for (auto* t : ctx_.transports) LOOM_CHECK(t->checkPeers());
+  }
+  // Sleep in the transports; with several, take short turns.
+  int64_t slice = ctx_.transports.size() == 1 ? 20000 : 1000;
+  for (auto* t : ctx_.transports) LOOM_CHECK(t->wait(slice));
+  return Status();
+}
+
+Status Run::go() {
+  const size_t n = s_.steps.size();
+  if (n == 0) return Status();
+  if (bufs_.size() < s_.numBuffers) bufs_.resize(s_.numBuffers, nullptr);
+  if (s_.scratchBytes > 0 && bufs_[kBufScratch] == nullptr) {
+    scratch_.reset(new (std::nothrow) uint8_t[s_.scratchBytes]);
+    if (!scratch_) return systemError("cannot allocate ", s_.scratchBytes, " bytes of scratch");
+    bufs_[kBufScratch] = scratch_.get();
+  }
+  depsLeft_.assign(n, 0);
+  outBegin_.assign(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& st = s_.steps[i];
+    depsLeft_[i] = st.depCount;
+    for (uint32_t k = 0; k < st.depCount; ++k) ++outBegin_[s_.deps[st.depBegin + k] + 1];
+  }
+  for (size_t i = 0; i < n; ++i) outBegin_[i + 1] += outBegin_[i];
+  outEdges_.resize(outBegin_[n]);
+  std::vector<uint32_t> fill(outBegin_.begin(), outBegin_.end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& st = s_.steps[i];
+    for (uint32_t k = 0; k < st.depCount; ++k) outEdges_[fill[s_.deps[st.depBegin + k]]++] = i;
+  }
+  req_.resize(n);
+  peers_.resize(ctx_.transportOf.size());
+  for (size_t i = 0; i < n; ++i) {
+    const Step& st = s_.steps[i];
+    if (isNet(st.op)) {
+      if (st.peer < 0 || st.peer >= static_cast<int>(peers_.size()) || st.peer == ctx_.rank)
+        return internalError("schedule step ", i, " has bad peer ", st.peer);
+      auto& pq = peers_[st.peer];
+      if (pq.toPost[0].empty() && pq.toPost[1].empty()) activePeers_.push_back(st.peer);
+      pq.toPost[st.op == OpKind::kSend ? 0 : 1].push_back(static_cast<int>(i));
+    } else if (depsLeft_[i] == 0) {
+      localReady_.push_back(static_cast<int>(i));
+    }
+  }
+  auto lastProgress = Clock::now();
+  auto lastPeerCheck = lastProgress;
+  while (done_ < n) {
+    bool did = false;
+    LOOM_CHECK(postReady(&did));
+    LOOM_CHECK(runLocal(&did));
+    LOOM_CHECK(reap(&did));
+    if (did) {
+      lastProgress = Clock::now();
+      continue;
+    }
+    LOOM_CHECK(idle(lastProgress, &lastPeerCheck));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status execute(const Schedule& sched, std::vector<uint8_t*> buffers, DataType dtype, RedOp op,
+               const ExecContext& ctx) {
+  Run run(sched, std::move(buffers), dtype, op, ctx);
+  return run.go();
+}
+
+}  // namespace loom::sched
