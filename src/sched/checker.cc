@@ -27,6 +27,7 @@ struct Sim {
   std::vector<std::vector<uint8_t>> scratch;
   // Per (src, dst): posted send step indices in order; per (dst, src): recv step indices in order.
   std::vector<std::deque<int>> sendQ, recvQ;
+  std::vector<std::deque<int>> sendOrder;  // per (src, dst): send steps not yet posted, in order
 
   uint8_t* ptr(int r, const BufRef& b) { return run->buffers[r][b.buf] + b.offset; }
 
@@ -77,11 +78,16 @@ struct Sim {
     for (uint32_t k = 0; k < s.depCount; ++k)
       if (!st[r].done[sc.deps[s.depBegin + k]]) return Status();
     switch (s.op) {
-      case OpKind::kSend:
+      case OpKind::kSend: {
+        // Sends to one peer are posted in schedule order (as the Executor does).
+        auto& order = sendOrder[r * p + s.peer];
+        if (order.empty() || order.front() != i) return Status();
+        order.pop_front();
         st[r].posted[i] = 1;
         sendQ[r * p + s.peer].push_back(i);
         *did = true;
         return Status();
+      }
       case OpKind::kCopy:
         std::memmove(ptr(r, s.dst), ptr(r, s.src), s.bytes);
         break;
@@ -135,6 +141,7 @@ Status runInMemory(MemoryRun* run) {
   sim.scratch.resize(p);
   sim.sendQ.resize(static_cast<size_t>(p) * p);
   sim.recvQ.resize(static_cast<size_t>(p) * p);
+  sim.sendOrder.resize(static_cast<size_t>(p) * p);
   for (int r = 0; r < p; ++r) {
     const Schedule& sc = run->schedules[r];
     auto& bufs = run->buffers[r];
@@ -153,6 +160,7 @@ Status runInMemory(MemoryRun* run) {
       const Step& s = sc.steps[i];
       if (s.op == OpKind::kRecv || s.op == OpKind::kRecvReduce)
         sim.recvQ[r * p + s.peer].push_back(static_cast<int>(i));
+      if (s.op == OpKind::kSend) sim.sendOrder[r * p + s.peer].push_back(static_cast<int>(i));
     }
   }
   std::mt19937 rng(12345);
