@@ -1,0 +1,119 @@
+// The loom backend: the library under test, through its public C API only.
+#include <string>
+
+#include "perf_backend.h"
+
+namespace loom::perf {
+namespace {
+
+class LoomBackend : public Backend {
+ public:
+  ~LoomBackend() override {
+    if (stream_ != nullptr) loomStreamDestroy(stream_);
+    if (comm_ != nullptr) loomCommDestroy(comm_);
+  }
+
+  // Rank 0 makes the unique id; the coordinator (MPI_Bcast or shared memory) hands it out.
+  bool init(const Options& opts, Coord& coord, std::string* error) {
+    loomUniqueId id{};
+    loomResult_t idResult = loomSuccess;
+    if (coord.rank() == 0) idResult = loomGetUniqueId(&id);
+    coord.bcast(&idResult, sizeof(idResult), 0);
+    if (idResult != loomSuccess) {
+      *error = std::string("loomGetUniqueId on rank 0: ") + loomGetErrorString(idResult) + ": " +
+               loomGetLastError(nullptr);
+      return false;
+    }
+    coord.bcast(&id, sizeof(id), 0);
+    loomResult_t r = loomCommInitRank(&comm_, coord.size(), id, coord.rank());
+    if (r != loomSuccess) {
+      *error = std::string("loomCommInitRank: ") + loomGetErrorString(r) + ": " +
+               loomGetLastError(nullptr);
+      comm_ = nullptr;
+      return false;
+    }
+    if (!opts.blocking) {
+      r = loomStreamCreate(&stream_);
+      if (r != loomSuccess) {
+        *error = std::string("loomStreamCreate: ") + loomGetErrorString(r);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const char* name() const override { return "loom"; }
+  std::string unsupported(const CollCall& call) const override {
+    if (call.inPlace && !call.coll->inPlace) return "no in-place form";
+    return "";
+  }
+
+  int run(const CollCall& c) override { return record(issue(c)); }
+
+  int sync() override {
+    if (stream_ == nullptr) return 0;
+    return record(loomStreamSynchronize(stream_, -1));
+  }
+
+  std::string lastError() const override {
+    return std::string(loomGetErrorString(last_)) + ": " + loomGetLastError(comm_);
+  }
+
+ private:
+  loomResult_t issue(const CollCall& c) {
+    switch (c.coll->kind) {
+      case CollKind::kAllReduce:
+        return loomAllReduce(c.send, c.recv, c.count, c.dt, c.op, comm_, stream_);
+      case CollKind::kAllGather:
+        return loomAllGather(c.send, c.recv, c.count, c.dt, comm_, stream_);
+      case CollKind::kReduceScatter:
+        return loomReduceScatter(c.send, c.recv, c.count, c.dt, c.op, comm_, stream_);
+      case CollKind::kBroadcast:
+        return loomBroadcast(c.send, c.recv, c.count, c.dt, c.root, comm_, stream_);
+      case CollKind::kReduce:
+        return loomReduce(c.send, c.recv, c.count, c.dt, c.op, c.root, comm_, stream_);
+      case CollKind::kAllToAll:
+        return loomAllToAll(c.send, c.recv, c.count, c.dt, comm_, stream_);
+      case CollKind::kSendRecv: {
+        int next = (c.rank + 1) % c.nranks;
+        int prev = (c.rank - 1 + c.nranks) % c.nranks;
+        loomResult_t r = loomGroupStart();
+        if (r != loomSuccess) return r;
+        loomResult_t s = loomSend(c.send, c.count, c.dt, next, comm_, stream_);
+        loomResult_t v = loomRecv(c.recv, c.count, c.dt, prev, comm_, stream_);
+        r = loomGroupEnd();
+        return s != loomSuccess ? s : (v != loomSuccess ? v : r);
+      }
+    }
+    return loomInvalidArgument;
+  }
+
+  int record(loomResult_t r) {
+    if (r != loomSuccess) last_ = r;
+    return r == loomSuccess ? 0 : 1;
+  }
+
+  loomComm_t comm_ = nullptr;
+  loomStream_t stream_ = nullptr;
+  loomResult_t last_ = loomSuccess;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> makeLoomBackend(const Options& opts, Coord& coord, std::string* error) {
+  auto b = std::make_unique<LoomBackend>();
+  if (!b->init(opts, coord, error)) return nullptr;
+  return b;
+}
+
+std::unique_ptr<Backend> makeBackend(const Options& opts, Coord& coord, std::string* error) {
+  if (opts.backend == "loom") return makeLoomBackend(opts, coord, error);
+  if (opts.backend == "mpi") return makeMpiBackend(opts, coord, error);
+  if (opts.backend == "gloo_ring" || opts.backend == "gloo_hd") {
+    return makeGlooBackend(opts, coord, error);
+  }
+  *error = "unknown --backend '" + opts.backend + "' (loom, mpi, gloo_ring, gloo_hd)";
+  return nullptr;
+}
+
+}  // namespace loom::perf

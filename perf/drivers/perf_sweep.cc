@@ -1,0 +1,173 @@
+#include "perf_sweep.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "perf_backend.h"
+#include "perf_data.h"
+#include "perf_report.h"
+
+namespace loom::perf {
+namespace {
+
+struct FreeDeleter {
+  void operator()(char* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<char, FreeDeleter>;
+
+Buffer allocBuffer(size_t bytes) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, bytes < 4096 ? 4096 : bytes) != 0) return nullptr;
+  std::memset(p, 0, bytes);  // fault the pages in before anything is timed
+  return Buffer(static_cast<char*>(p));
+}
+
+struct SweepCtx {
+  const Options& opts;
+  Coord& coord;
+  Backend& backend;
+  char* send;
+  char* recv;
+};
+
+void runOrAbort(SweepCtx& ctx, const CollCall& call, int rc, const char* what) {
+  if (rc == 0) return;
+  std::fprintf(stderr, "rank %d: %s_perf backend %s: %s failed (count %zu, %s): %s\n",
+               ctx.coord.rank(), call.coll->name, ctx.backend.name(), what, call.count,
+               typeName(call.dt), ctx.backend.lastError().c_str());
+  ctx.coord.abortAll(3);
+}
+
+// Warm-up, the timed loop (between two coordinator barriers), then the checked iterations.
+PlacementResult measure(SweepCtx& ctx, CollCall call, const CollSizes& sizes, int nranks) {
+  PlacementResult res;
+  placeBuffers(&call, sizes, ctx.send, ctx.recv);
+  res.why = ctx.backend.unsupported(call);
+  if (!res.why.empty()) return res;  // every rank decides the same way
+  res.na = false;
+  fillInputs(call, sizes);
+  for (int i = 0; i < ctx.opts.warmup; ++i) runOrAbort(ctx, call, ctx.backend.run(call), "warm-up");
+  runOrAbort(ctx, call, ctx.backend.sync(), "warm-up sync");
+  ctx.coord.barrier();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < ctx.opts.iters; ++i) runOrAbort(ctx, call, ctx.backend.run(call), "call");
+  runOrAbort(ctx, call, ctx.backend.sync(), "sync");
+  auto t1 = std::chrono::steady_clock::now();
+  double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / ctx.opts.iters;
+  res.timeUs = ctx.coord.sum(us) / nranks;
+  double wrong = 0;
+  for (int i = 0; i < ctx.opts.check; ++i) {
+    fillInputs(call, sizes);
+    runOrAbort(ctx, call, ctx.backend.run(call), "checked call");
+    runOrAbort(ctx, call, ctx.backend.sync(), "checked sync");
+    wrong += static_cast<double>(countWrong(call, sizes));
+  }
+  res.wrong = ctx.opts.check > 0 ? static_cast<long long>(ctx.coord.sum(wrong)) : -1;
+  return res;
+}
+
+size_t largestBuffer(const Options& opts, const CollInfo& coll, int nranks) {
+  size_t most = 0;
+  for (loomDataType_t dt : opts.types) {
+    for (size_t bytes : sweepSizes(opts)) {
+      size_t b = collSizes(coll, bytes, typeSize(dt), nranks).sizeBytes;
+      most = b > most ? b : most;
+    }
+  }
+  return most;
+}
+
+}  // namespace
+
+int runRank(const Options& opts, const CollInfo& coll, Coord& coord) {
+  const int n = coord.size();
+  if (coll.rooted && opts.root >= n) {
+    if (coord.rank() == 0) std::fprintf(stderr, "-r %d: only %d ranks\n", opts.root, n);
+    return 2;
+  }
+  std::string error;
+  std::unique_ptr<Backend> backend = makeBackend(opts, coord, &error);
+  if (!backend) std::fprintf(stderr, "rank %d: %s\n", coord.rank(), error.c_str());
+  if (coord.max(backend ? 0 : 1) != 0) return 2;
+  const size_t bytes = largestBuffer(opts, coll, n);
+  Buffer send = allocBuffer(bytes), recv = allocBuffer(bytes);
+  if (!send || !recv) {
+    std::fprintf(stderr, "rank %d: cannot allocate 2 x %zu bytes\n", coord.rank(), bytes);
+    coord.abortAll(2);
+  }
+  Report report(opts, coll, backend->name(), coord);
+  if (!report.ok()) std::fprintf(stderr, "%s\n", report.error().c_str());
+  report.header();
+  SweepCtx ctx{opts, coord, *backend, send.get(), recv.get()};
+  long long wrong = 0;
+  std::vector<loomRedOp_t> ops = coll.reduces ? opts.ops : std::vector<loomRedOp_t>{loomSum};
+  for (loomDataType_t dt : opts.types) {
+    for (loomRedOp_t op : ops) {
+      for (size_t size : sweepSizes(opts)) {
+        CollSizes sizes = collSizes(coll, size, typeSize(dt), n);
+        if (sizes.count == 0) continue;  // fewer elements than ranks: nothing to time
+        CollCall call;
+        call.coll = &coll;
+        call.dt = dt;
+        call.op = op;
+        call.root = opts.root;
+        call.rank = coord.rank();
+        call.nranks = n;
+        RowResult row;
+        row.size = sizes.sizeBytes;
+        row.count = sizes.count;
+        row.dt = dt;
+        row.redop = coll.reduces ? opName(op) : "none";
+        row.root = coll.rooted ? opts.root : -1;
+        row.oop = measure(ctx, call, sizes, n);
+        call.inPlace = true;
+        row.ip = measure(ctx, call, sizes, n);
+        for (PlacementResult* p : {&row.oop, &row.ip}) {
+          if (p->na) continue;
+          p->algbw = sizes.algBytes / 1e3 / p->timeUs;  // bytes/us/1e3 = GB/s
+          p->busbw = p->algbw * busFactor(coll, n);
+          if (p->wrong > 0) wrong += p->wrong;
+        }
+        report.row(row);
+      }
+    }
+  }
+  report.footer();
+  coord.barrier();
+  return wrong > 0 ? 1 : 0;
+}
+
+int driverMain(int argc, char** argv, const char* collName) {
+  Options opts;
+  opts.coll = collName;
+  std::string error;
+  if (!parseOptions(argc, argv, &opts, &error)) {
+    std::fprintf(stderr, "%s: %s (try --help)\n", argv[0], error.c_str());
+    return 2;
+  }
+  const CollInfo* coll = findColl(opts.coll);
+  if (opts.showHelp || coll == nullptr) {
+    if (coll == nullptr) std::fprintf(stderr, "unknown collective '%s'\n", opts.coll.c_str());
+    printUsage(argv[0]);
+    return coll == nullptr ? 2 : 0;
+  }
+  if (!opts.algo.empty()) {  // read by the library when the communicator is made
+    std::string value = opts.algo.find(':') == std::string::npos
+                            ? std::string(coll->algoName) + ":" + opts.algo
+                            : opts.algo;
+    setenv("LOOM_ALGO", value.c_str(), 1);
+  }
+  auto body = [&](Coord& coord) { return runRank(opts, *coll, coord); };
+  if (launchedByMpi()) {
+    if (opts.ranks > 0) std::fprintf(stderr, "note: --ranks is ignored under mpirun\n");
+    return runMpi(&argc, &argv, body);
+  }
+  return runForked(opts.ranks > 0 ? opts.ranks : 1, opts.timeoutSec, body);
+}
+
+}  // namespace loom::perf
