@@ -1,0 +1,450 @@
+// Bootstrap, rank side. create() says hello to the root service (bootstrap_root.cc), gets the
+// table of identities and listen addresses, and connects a ring (each rank to the next; the
+// previous one connects to it) so that a dead neighbour is seen at once. Messages to other peers
+// connect on demand. Each connection carries data one way (from the rank that opened it), starts
+// with the job key, and is refused and logged when the key is wrong. Every blocking call pumps
+// all connections (drains incoming frames into per-peer inboxes, flushes outgoing ones), so ranks
+// sending to each other at the same time never deadlock. allGather is a ring: n-1 steps.
+#include "core/bootstrap.h"
+
+#include <poll.h>
+
+#include <deque>
+#include <mutex>
+
+#include "core/bootstrap_wire.h"
+#include "core/log.h"
+#include "core/params.h"
+
+namespace loom::bootstrap {
+namespace {
+
+using net::Deadline;
+using net::Fd;
+
+constexpr int32_t kTagAllGather = -1;
+constexpr int64_t kRootGraceMs = 2000;
+
+struct Msg {
+  int32_t tag;
+  std::vector<uint8_t> data;
+};
+
+struct Conn {
+  Fd fd;
+  net::SockAddr from;
+  int peer = -1;
+  bool outgoing = false;
+  bool authed = false;
+  std::vector<uint8_t> in;
+  std::vector<uint8_t> out;
+  size_t outSent = 0;
+};
+
+class BootstrapImpl : public Bootstrap {
+ public:
+  BootstrapImpl(int rank, int nranks, int64_t timeoutMs, const std::atomic<bool>* abort,
+                const uint8_t* key, Fd listen)
+      : rank_(rank),
+        nranks_(nranks),
+        timeoutMs_(timeoutMs),
+        abort_(abort),
+        listen_(std::move(listen)),
+        sendConn_(nranks, nullptr),
+        inbox_(nranks),
+        inClosed_(nranks, false),
+        outClosed_(nranks, false),
+        inConnected_(nranks, false) {
+    std::memcpy(key_, key, sizeof(key_));
+  }
+
+  int rank() const override { return rank_; }
+  int nranks() const override { return nranks_; }
+  const std::vector<PeerIdentity>& peers() const override { return peers_; }
+
+  Status allGather(void* data, size_t bytesPerRank) override;
+  Status barrier() override;
+  Status send(int peer, int tag, const void* data, size_t bytes) override;
+  Status recv(int peer, int tag, void* data, size_t bytes) override;
+
+  Status connectRing(const Deadline& dl);
+
+  std::vector<PeerIdentity> peers_;
+  std::vector<net::SockAddr> listenAddrs_;
+
+ private:
+  Deadline opDeadline() const { return Deadline::afterMs(timeoutMs_ > 0 ? timeoutMs_ : -1); }
+  std::string who(int peer) const { return peers_[peer].describe(); }
+  Status pumpOnce(const Deadline& dl, const std::string& what, int waitPeer);
+  void readConn(Conn* c, bool* drop);
+  bool parseFrames(Conn* c);
+  Status ensureSendConn(int peer, const Deadline& dl);
+  Status sendLocked(int peer, int32_t tag, const void* data, size_t bytes, const Deadline& dl,
+                    const std::string& what);
+  Status recvLocked(int peer, int32_t tag, void* data, size_t bytes, const Deadline& dl,
+                    const std::string& what);
+
+  const int rank_;
+  const int nranks_;
+  const int64_t timeoutMs_;
+  const std::atomic<bool>* abort_;
+  uint8_t key_[wire::kKeyBytes];
+  Fd listen_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  std::vector<Conn*> sendConn_;
+  std::vector<std::deque<Msg>> inbox_;
+  std::vector<bool> inClosed_, outClosed_, inConnected_;
+};
+
+bool BootstrapImpl::parseFrames(Conn* c) {
+  size_t at = 0;
+  if (!c->authed) {
+    if (c->in.size() < wire::kPeerHelloBytes) return true;
+    uint32_t magic = 0;
+    int32_t from = -1, to = -1;
+    std::memcpy(&magic, c->in.data(), 4);
+    std::memcpy(&from, c->in.data() + 4 + wire::kKeyBytes, 4);
+    std::memcpy(&to, c->in.data() + 8 + wire::kKeyBytes, 4);
+    if (magic != wire::kPeerMagic || std::memcmp(c->in.data() + 4, key_, sizeof(key_)) != 0 ||
+        to != rank_ || from < 0 || from >= nranks_) {
+      LOOM_WARN(INIT, "bootstrap rank ", rank_, ": refused connection from ", c->from.toString(),
+                ": it did not present this job's key");
+      return false;
+    }
+    c->authed = true;
+    c->peer = from;
+    inConnected_[from] = true;
+    at = wire::kPeerHelloBytes;
+  }
+  while (c->in.size() - at >= wire::kFrameHeader) {
+    int32_t tag = 0;
+    uint64_t bytes = 0;
+    std::memcpy(&tag, c->in.data() + at, 4);
+    std::memcpy(&bytes, c->in.data() + at + 4, 8);
+    if (c->in.size() - at - wire::kFrameHeader < bytes) break;
+    const uint8_t* p = c->in.data() + at + wire::kFrameHeader;
+    inbox_[c->peer].push_back(Msg{tag, std::vector<uint8_t>(p, p + bytes)});
+    at += wire::kFrameHeader + bytes;
+  }
+  c->in.erase(c->in.begin(), c->in.begin() + at);
+  return true;
+}
+
+void BootstrapImpl::readConn(Conn* c, bool* drop) {
+  uint8_t buf[65536];
+  for (;;) {
+    size_t n = 0;
+    Status s = net::tryRecv(c->fd.get(), buf, sizeof(buf), &n);
+    if (!s.ok()) {
+      if (!c->authed && !c->outgoing) {
+        LOOM_WARN(INIT, "bootstrap rank ", rank_, ": refused connection from ", c->from.toString(),
+                  ": closed before presenting the job key");
+      } else if (c->outgoing) {
+        outClosed_[c->peer] = true;
+        sendConn_[c->peer] = nullptr;
+      } else {
+        inClosed_[c->peer] = true;
+      }
+      *drop = true;
+      return;
+    }
+    if (n == 0) return;
+    if (c->outgoing) continue;  // nothing expected on our own connections
+    c->in.insert(c->in.end(), buf, buf + n);
+    if (!parseFrames(c)) {
+      *drop = true;
+      return;
+    }
+  }
+}
+
+Status BootstrapImpl::pumpOnce(const Deadline& dl, const std::string& what, int waitPeer) {
+  if (abort_ != nullptr && abort_->load(std::memory_order_relaxed)) {
+    return net::abortedStatus(what);
+  }
+  if (dl.expired()) {
+    return timeoutError(what, ": timed out after ", timeoutMs_, " ms waiting for ",
+                        waitPeer >= 0 ? who(waitPeer) : std::string("peers"));
+  }
+  std::vector<pollfd> pfds;
+  pfds.push_back({listen_.get(), POLLIN, 0});
+  for (auto& c : conns_) {
+    short ev = POLLIN;
+    if (c->outSent < c->out.size()) ev |= POLLOUT;
+    pfds.push_back({c->fd.get(), ev, 0});
+  }
+  int rc = poll(pfds.data(), pfds.size(), dl.pollMs(50));
+  if (rc < 0 && errno != EINTR) return errnoStatus("bootstrap poll", errno);
+  if (rc <= 0) return Status();
+  for (size_t i = pfds.size(); i-- > 1;) {
+    Conn* c = conns_[i - 1].get();
+    bool drop = false;
+    if ((pfds[i].revents & POLLOUT) != 0 && c->outSent < c->out.size()) {
+      size_t n = 0;
+      Status s =
+          net::trySend(c->fd.get(), c->out.data() + c->outSent, c->out.size() - c->outSent, &n);
+      if (!s.ok()) {
+        outClosed_[c->peer] = true;
+        sendConn_[c->peer] = nullptr;
+        drop = true;
+      }
+      c->outSent += n;
+      if (c->outSent == c->out.size()) {
+        c->out.clear();
+        c->outSent = 0;
+      }
+    }
+    if (!drop && (pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) readConn(c, &drop);
+    if (drop) conns_.erase(conns_.begin() + (i - 1));
+  }
+  if ((pfds[0].revents & POLLIN) != 0) {
+    for (;;) {
+      auto c = std::make_unique<Conn>();
+      if (!net::acceptConn(listen_.get(), Deadline::afterMs(0), nullptr, &c->fd, &c->from).ok()) {
+        break;
+      }
+      (void)net::setNoDelay(c->fd.get());
+      conns_.push_back(std::move(c));
+    }
+  }
+  return Status();
+}
+
+Status BootstrapImpl::ensureSendConn(int peer, const Deadline& dl) {
+  if (sendConn_[peer] != nullptr) return Status();
+  if (outClosed_[peer]) return remoteError(who(peer), " closed the connection");
+  auto c = std::make_unique<Conn>();
+  // Listen sockets exist before the table is sent, so a refused connection means a dead peer.
+  Status s = net::connectTo(listenAddrs_[peer], dl, abort_, &c->fd, false);
+  if (!s.ok()) {
+    if (s.code() == Code::kRemoteError) outClosed_[peer] = true;
+    return Status(s.code(), strCat("bootstrap rank ", rank_, ": connecting to ", who(peer), ": ",
+                                   s.message()));
+  }
+  (void)net::setNoDelay(c->fd.get());
+  c->outgoing = true;
+  c->authed = true;
+  c->peer = peer;
+  wire::Writer w;
+  w.put<uint32_t>(wire::kPeerMagic);
+  w.bytes(key_, sizeof(key_));
+  w.put<int32_t>(rank_);
+  w.put<int32_t>(peer);
+  c->out = std::move(w.buf);
+  sendConn_[peer] = c.get();
+  conns_.push_back(std::move(c));
+  return Status();
+}
+
+Status BootstrapImpl::sendLocked(int peer, int32_t tag, const void* data, size_t bytes,
+                                 const Deadline& dl, const std::string& what) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  if (peer == rank_) {
+    inbox_[rank_].push_back(Msg{tag, std::vector<uint8_t>(p, p + bytes)});
+    return Status();
+  }
+  LOOM_CHECK(ensureSendConn(peer, dl));
+  Conn* c = sendConn_[peer];
+  wire::Writer w;
+  w.put<int32_t>(tag);
+  w.put<uint64_t>(bytes);
+  c->out.insert(c->out.end(), w.buf.begin(), w.buf.end());
+  c->out.insert(c->out.end(), p, p + bytes);
+  while (sendConn_[peer] == c && c->outSent < c->out.size()) LOOM_CHECK(pumpOnce(dl, what, peer));
+  if (sendConn_[peer] != c) return remoteError(what, ": ", who(peer), " closed the connection");
+  return Status();
+}
+
+Status BootstrapImpl::recvLocked(int peer, int32_t tag, void* data, size_t bytes,
+                                 const Deadline& dl, const std::string& what) {
+  int strikes = 0;
+  for (;;) {
+    auto& box = inbox_[peer];
+    for (auto it = box.begin(); it != box.end(); ++it) {
+      if (it->tag != tag) continue;
+      if (it->data.size() != bytes) {
+        return invalidUsage(what, ": expected ", bytes, " bytes from ", who(peer), " but it sent ",
+                            it->data.size());
+      }
+      if (bytes > 0) std::memcpy(data, it->data.data(), bytes);
+      box.erase(it);
+      return Status();
+    }
+    if (inClosed_[peer]) return remoteError(what, ": ", who(peer), " closed the connection");
+    if (!inConnected_[peer] && peer != rank_) {
+      // Nothing from the peer yet: keep a connection to it open so that its death is seen (the
+      // connection is refused or closed) rather than waited out. Allow in-flight data to land.
+      if (!outClosed_[peer]) (void)ensureSendConn(peer, dl);
+      if (outClosed_[peer] && ++strikes > 3) {
+        return remoteError(what, ": ", who(peer), " closed the connection");
+      }
+    }
+    LOOM_CHECK(pumpOnce(dl, what, peer));
+  }
+}
+
+Status BootstrapImpl::send(int peer, int tag, const void* data, size_t bytes) {
+  if (peer < 0 || peer >= nranks_)
+    return invalidArgument("bootstrap send: peer ", peer, " out of range");
+  if (tag < 0) return invalidArgument("bootstrap send: tag ", tag, " must be >= 0");
+  if (data == nullptr && bytes > 0) return invalidArgument("bootstrap send: data is NULL");
+  std::lock_guard<std::mutex> g(mu_);
+  return sendLocked(peer, tag, data, bytes, opDeadline(),
+                    strCat("bootstrap send from rank ", rank_, " to rank ", peer, " tag ", tag));
+}
+
+Status BootstrapImpl::recv(int peer, int tag, void* data, size_t bytes) {
+  if (peer < 0 || peer >= nranks_)
+    return invalidArgument("bootstrap recv: peer ", peer, " out of range");
+  if (tag < 0) return invalidArgument("bootstrap recv: tag ", tag, " must be >= 0");
+  if (data == nullptr && bytes > 0) return invalidArgument("bootstrap recv: data is NULL");
+  std::lock_guard<std::mutex> g(mu_);
+  return recvLocked(peer, tag, data, bytes, opDeadline(),
+                    strCat("bootstrap recv on rank ", rank_, " from rank ", peer, " tag ", tag));
+}
+
+Status BootstrapImpl::allGather(void* data, size_t bytesPerRank) {
+  if (data == nullptr && bytesPerRank > 0)
+    return invalidArgument("bootstrap allGather: data is NULL");
+  std::lock_guard<std::mutex> g(mu_);
+  auto* base = static_cast<uint8_t*>(data);
+  int next = (rank_ + 1) % nranks_, prev = (rank_ + nranks_ - 1) % nranks_;
+  std::string what = strCat("bootstrap allGather on rank ", rank_);
+  Deadline dl = opDeadline();
+  for (int s = 0; s < nranks_ - 1; ++s) {
+    int sendIdx = (rank_ - s + nranks_) % nranks_;
+    int recvIdx = (rank_ - s - 1 + nranks_) % nranks_;
+    LOOM_CHECK(
+        sendLocked(next, kTagAllGather, base + sendIdx * bytesPerRank, bytesPerRank, dl, what));
+    LOOM_CHECK(
+        recvLocked(prev, kTagAllGather, base + recvIdx * bytesPerRank, bytesPerRank, dl, what));
+  }
+  return Status();
+}
+
+Status BootstrapImpl::barrier() {
+  std::vector<uint8_t> dummy(nranks_, 0);
+  return allGather(dummy.data(), 1);
+}
+
+Status BootstrapImpl::connectRing(const Deadline& dl) {
+  if (nranks_ == 1) return Status();
+  std::lock_guard<std::mutex> g(mu_);
+  int next = (rank_ + 1) % nranks_, prev = (rank_ + nranks_ - 1) % nranks_;
+  LOOM_CHECK(ensureSendConn(next, dl));
+  std::string what = strCat("bootstrap ring setup on rank ", rank_);
+  for (;;) {
+    Conn* c = sendConn_[next];
+    if (c == nullptr) return remoteError(what, ": ", who(next), " closed the connection");
+    if (inConnected_[prev] && c->outSent == c->out.size()) break;
+    LOOM_CHECK(pumpOnce(dl, what, inConnected_[prev] ? next : prev));
+  }
+  return Status();
+}
+
+// Rank -> root: hello; root -> rank: table (or the reason the rendezvous failed).
+Status rendezvous(const wire::UniqueId& uid, int rank, int nranks, int64_t timeoutMs,
+                  int64_t startNs, const Deadline& dl, const std::atomic<bool>* abort,
+                  const PeerIdentity& me, const std::string& listenAddr, int rootFd,
+                  std::vector<PeerIdentity>* ids, std::vector<std::string>* addrs) {
+  wire::Writer body;
+  body.put<int32_t>(rank);
+  body.put<int32_t>(nranks);
+  body.put<int64_t>(timeoutMs);
+  body.put<int64_t>((net::nowNs() - startNs) / 1000000);
+  wire::putIdentity(&body, me, listenAddr);
+  wire::Writer w;
+  w.put<uint32_t>(wire::kHelloMagic);
+  w.bytes(uid.key, wire::kKeyBytes);
+  w.put<uint32_t>(static_cast<uint32_t>(body.buf.size()));
+  w.bytes(body.buf.data(), body.buf.size());
+  std::string root = uid.root.toString();
+  Status s = net::sendAll(rootFd, w.buf.data(), w.buf.size(), dl, abort);
+  if (!s.ok())
+    return Status(s.code(),
+                  strCat("bootstrap rank ", rank, ": hello to root ", root, ": ", s.message()));
+
+  Deadline replyDl = Deadline::afterMs(timeoutMs > 0 ? timeoutMs + kRootGraceMs : -1);
+  uint32_t head[2];
+  s = net::recvAll(rootFd, head, sizeof(head), replyDl, abort);
+  if (s.code() == Code::kTimeout) {
+    return timeoutError("bootstrap rank ", rank, ": no answer from the rendezvous root at ", root,
+                        " within ", timeoutMs, " ms");
+  }
+  if (!s.ok())
+    return Status(s.code(), strCat("bootstrap rank ", rank, ": rendezvous root at ", root, ": ",
+                                   s.message()));
+  std::vector<uint8_t> reply(head[1]);
+  LOOM_CHECK(net::recvAll(rootFd, reply.data(), reply.size(), replyDl, abort));
+  if (head[0] != 0) {
+    return Status(static_cast<Code>(head[0]), std::string(reply.begin(), reply.end()));
+  }
+  wire::Reader r(reply.data(), reply.size());
+  ids->resize(nranks);
+  addrs->resize(nranks);
+  for (int i = 0; i < nranks; ++i) {
+    if (!wire::getIdentity(&r, &(*ids)[i], &(*addrs)[i])) {
+      return internalError("bootstrap rank ", rank, ": malformed table from root ", root);
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status Bootstrap::create(const char* id, int rank, int nranks, int64_t timeoutMs,
+                         const std::atomic<bool>* abort, std::unique_ptr<Bootstrap>* out) {
+  if (id == nullptr) return invalidArgument("bootstrap: unique id is NULL");
+  if (out == nullptr) return invalidArgument("bootstrap: out is NULL");
+  if (nranks <= 0) return invalidArgument("bootstrap: nranks ", nranks, " must be > 0");
+  if (rank < 0 || rank >= nranks) {
+    return invalidArgument("bootstrap: rank ", rank, " outside 0..", nranks - 1);
+  }
+  int64_t startNs = net::nowNs();
+  Deadline dl = Deadline::afterMs(timeoutMs > 0 ? timeoutMs : -1);
+  wire::UniqueId uid;
+  LOOM_CHECK(wire::decodeId(id, &uid));
+
+  Fd rootFd;
+  Status s = net::connectTo(uid.root, dl, abort, &rootFd);
+  if (!s.ok()) {
+    return Status(s.code(),
+                  strCat("bootstrap rank ", rank, ": could not reach the rendezvous root ",
+                         "(the process that made the unique id): ", s.message()));
+  }
+  // Listen where the route to the root leaves this host, unless LOOM_SOCKET_IFNAME says where.
+  net::SockAddr mine;
+  if (!params::socketIfname().empty()) {
+    net::Interface itf;
+    LOOM_CHECK(net::chooseInterface(&itf));
+    mine = itf.addr;
+  } else {
+    LOOM_CHECK(net::localAddr(rootFd.get(), &mine));
+    mine.setPort(0);
+  }
+  Fd listen;
+  net::SockAddr bound;
+  LOOM_CHECK(net::listenOn(mine, 1024, &listen, &bound));
+  PeerIdentity me = localIdentity();
+  me.rank = rank;
+  me.address = bound.host();
+
+  std::vector<PeerIdentity> ids;
+  std::vector<std::string> addrs;
+  LOOM_CHECK(rendezvous(uid, rank, nranks, timeoutMs, startNs, dl, abort, me, bound.toString(),
+                        rootFd.get(), &ids, &addrs));
+  rootFd.reset();
+  auto impl =
+      std::make_unique<BootstrapImpl>(rank, nranks, timeoutMs, abort, uid.key, std::move(listen));
+  assignHostIndices(&ids);
+  impl->peers_ = std::move(ids);
+  impl->listenAddrs_.resize(nranks);
+  for (int i = 0; i < nranks; ++i) LOOM_CHECK(net::parseAddr(addrs[i], &impl->listenAddrs_[i]));
+  LOOM_CHECK(impl->connectRing(dl));
+  LOOM_INFO(INIT, "bootstrap rank ", rank, "/", nranks, " ready, listening on ", bound.toString());
+  *out = std::move(impl);
+  return Status();
+}
+
+}  // namespace loom::bootstrap
