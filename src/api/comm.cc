@@ -167,9 +167,8 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
   a.peer = op.peer;
   a.inPlace = op.inPlace;
   a.chunkBytes = static_cast<uint64_t>(std::max<int64_t>(4096, params::chunkBytes()));
-  std::string key = strCat(info->name, '/', static_cast<int>(a.coll), '/', a.count, '/',
-                           static_cast<int>(a.dtype), '/', static_cast<int>(a.op), '/', a.root,
-                           '/', a.peer, '/', a.inPlace, '/', a.chunkBytes);
+  const ScheduleKey key{info,         static_cast<int>(a.coll), static_cast<int>(a.dtype),
+                       static_cast<int>(a.op), a.root, a.peer, a.inPlace, a.count, a.chunkBytes};
   {
     std::lock_guard<std::mutex> g(c->mu);
     auto it = c->cache.find(key);

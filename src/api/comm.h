@@ -34,6 +34,17 @@ struct OpDesc {
   bool reduces() const;
 };
 
+// Everything a cached schedule depends on.
+struct ScheduleKey {
+  const void* algo;
+  int coll, dtype, op, root, peer, inPlace;
+  uint64_t count, chunk;
+  bool operator<(const ScheduleKey& o) const {
+    return std::tie(algo, coll, dtype, op, root, peer, inPlace, count, chunk) <
+           std::tie(o.algo, o.coll, o.dtype, o.op, o.root, o.peer, o.inPlace, o.count, o.chunk);
+  }
+};
+
 struct CommOptions {
   int64_t timeoutMs = 0;  // <= 0: LOOM_TIMEOUT_MS
   std::string transport;  // "", "shm", "tcp"
@@ -61,7 +72,7 @@ struct loomComm {
   std::mutex mu;  // guards lastError, asyncError, cache
   std::string lastError;
   loomResult_t asyncError = loomSuccess;
-  std::map<std::string, std::shared_ptr<const loom::sched::Schedule>> cache;
+  std::map<loom::api::ScheduleKey, std::shared_ptr<const loom::sched::Schedule>> cache;
 };
 
 namespace loom::api {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <string>
 #include <memory>
 
 #include "kernels/reduce.h"
@@ -12,9 +13,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct PeerQueues {
-  std::deque<int> toPost[2];    // [0] sends, [1] receives, in schedule order
-  std::deque<int> inFlight[2];  // posted, FIFO completion
+// Network steps to/from one peer in one direction, in schedule order. Steps [0, done) are
+// complete, [done, posted) are with the transport (they complete in FIFO order), the rest wait.
+struct Lane {
+  int peer = -1;
+  std::vector<int> steps;
+  size_t posted = 0, done = 0;
 };
 
 class Run {
@@ -45,8 +49,7 @@ class Run {
   std::vector<uint32_t> depsLeft_;
   std::vector<uint32_t> outBegin_, outEdges_;  // dependents, CSR
   std::vector<transport::Request> req_;
-  std::vector<PeerQueues> peers_;
-  std::vector<int> activePeers_;
+  std::vector<Lane> lanes_;  // two per active peer: sends, receives
   std::deque<int> localReady_;
   std::unique_ptr<uint8_t[]> scratch_;
   size_t done_ = 0;
@@ -80,15 +83,11 @@ Status Run::post(int i) {
 }
 
 Status Run::postReady(bool* did) {
-  for (int p : activePeers_) {
-    for (int dir = 0; dir < 2; ++dir) {
-      auto& q = peers_[p].toPost[dir];
-      while (!q.empty() && depsLeft_[q.front()] == 0) {
-        LOOM_CHECK(post(q.front()));
-        peers_[p].inFlight[dir].push_back(q.front());
-        q.pop_front();
-        *did = true;
-      }
+  for (Lane& l : lanes_) {
+    while (l.posted < l.steps.size() && depsLeft_[l.steps[l.posted]] == 0) {
+      LOOM_CHECK(post(l.steps[l.posted]));
+      ++l.posted;
+      *did = true;
     }
   }
   return Status();
@@ -118,14 +117,11 @@ Status Run::reap(bool* did) {
     LOOM_CHECK(t->progress(&moved));
     *did = *did || moved;
   }
-  for (int p : activePeers_) {
-    for (int dir = 0; dir < 2; ++dir) {
-      auto& q = peers_[p].inFlight[dir];
-      while (!q.empty() && req_[q.front()].complete) {
-        complete(q.front());
-        q.pop_front();
-        *did = true;
-      }
+  for (Lane& l : lanes_) {
+    while (l.done < l.posted && req_[l.steps[l.done]].complete) {
+      complete(l.steps[l.done]);
+      ++l.done;
+      *did = true;
     }
   }
   return Status();
@@ -133,9 +129,11 @@ Status Run::reap(bool* did) {
 
 std::string Run::waitingFor() {
   std::string out;
-  for (int p : activePeers_) {
-    const PeerQueues& q = peers_[p];
-    if (q.inFlight[0].empty() && q.inFlight[1].empty()) continue;
+  int last = -1;
+  for (const Lane& l : lanes_) {
+    if (l.done == l.steps.size() || l.peer == last) continue;
+    last = l.peer;
+    const int p = l.peer;
     if (!out.empty()) out += ", ";
     if (ctx_.ids != nullptr && p < static_cast<int>(ctx_.ids->size()))
       out += (*ctx_.ids)[p].describe();
@@ -189,15 +187,18 @@ Status Run::go() {
     for (uint32_t k = 0; k < st.depCount; ++k) outEdges_[fill[s_.deps[st.depBegin + k]]++] = i;
   }
   req_.resize(n);
-  peers_.resize(ctx_.transportOf.size());
+  std::vector<int> laneOf(ctx_.transportOf.size(), -1);
   for (size_t i = 0; i < n; ++i) {
     const Step& st = s_.steps[i];
     if (isNet(st.op)) {
-      if (st.peer < 0 || st.peer >= static_cast<int>(peers_.size()) || st.peer == ctx_.rank)
+      if (st.peer < 0 || st.peer >= static_cast<int>(laneOf.size()) || st.peer == ctx_.rank)
         return internalError("schedule step ", i, " has bad peer ", st.peer);
-      auto& pq = peers_[st.peer];
-      if (pq.toPost[0].empty() && pq.toPost[1].empty()) activePeers_.push_back(st.peer);
-      pq.toPost[st.op == OpKind::kSend ? 0 : 1].push_back(static_cast<int>(i));
+      if (laneOf[st.peer] < 0) {
+        laneOf[st.peer] = static_cast<int>(lanes_.size());
+        lanes_.resize(lanes_.size() + 2);
+        lanes_[laneOf[st.peer]].peer = lanes_[laneOf[st.peer] + 1].peer = st.peer;
+      }
+      lanes_[laneOf[st.peer] + (st.op == OpKind::kSend ? 0 : 1)].steps.push_back(static_cast<int>(i));
     } else if (depsLeft_[i] == 0) {
       localReady_.push_back(static_cast<int>(i));
     }
