@@ -1,0 +1,154 @@
+#include "sim/maxmin.h"
+
+#include <algorithm>
+
+namespace loom::sim {
+
+MaxMin::MaxMin(const Net& net, const std::vector<PathHop>* pool)
+    : net_(net),
+      pool_(pool),
+      linkFlows_(net.numLinks()),
+      load_(net.numLinks(), 0.0),
+      remCap_(net.numLinks(), 0.0),
+      wsum_(net.numLinks(), 0.0),
+      linkStamp_(net.numLinks(), 0),
+      linkVer_(net.numLinks(), 0) {}
+
+void MaxMin::touch(int link) {
+  if (linkStamp_[link] == stamp_ + 1) return;  // already dirty in this round
+  linkStamp_[link] = stamp_ + 1;
+  dirty_.push_back(link);
+}
+
+uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
+  uint32_t f;
+  if (!free_.empty()) {
+    f = free_.back();
+    free_.pop_back();
+  } else {
+    f = static_cast<uint32_t>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& fl = flows_[f];
+  uint32_t ver = fl.version;
+  fl = Flow();
+  fl.version = ver;
+  fl.off = off;
+  fl.len = len;
+  fl.bytesLeft = bytes;
+  fl.lastT = now;
+  fl.active = true;
+  fl.fresh = true;
+  fl.activeIdx = static_cast<uint32_t>(active_.size());
+  active_.push_back(f);
+  for (uint32_t i = 0; i < len; ++i) {
+    const PathHop& h = hop(fl, i);
+    linkFlows_[h.link].push_back(f);
+    load_[h.link] += h.weight;
+    touch(h.link);
+  }
+  return f;
+}
+
+void MaxMin::removeFlow(uint32_t f, double now) {
+  Flow& fl = flows_[f];
+  for (uint32_t i = 0; i < fl.len; ++i) {
+    int l = hop(fl, i).link;
+    std::vector<uint32_t>& v = linkFlows_[l];
+    auto it = std::find(v.begin(), v.end(), f);
+    *it = v.back();
+    v.pop_back();
+    load_[l] -= hop(fl, i).weight;
+    if (v.empty()) load_[l] = 0;
+    touch(l);
+  }
+  uint32_t idx = fl.activeIdx;
+  active_[idx] = active_.back();
+  flows_[active_[idx]].activeIdx = idx;
+  active_.pop_back();
+  fl.active = false;
+  ++fl.version;
+  free_.push_back(f);
+}
+
+int MaxMin::collect(bool global) {
+  // Stamps: stamp_ marks "visited in this round"; dirty links carry stamp_ + 1.
+  ++stamp_;
+  uint32_t s = ++stamp_;
+  comp_.clear();
+  compLinks_.clear();
+  if (global) {
+    comp_ = active_;
+    for (uint32_t f : comp_) flows_[f].stamp = s;
+    for (uint32_t f : comp_)
+      for (uint32_t i = 0; i < flows_[f].len; ++i) {
+        int l = hop(flows_[f], i).link;
+        if (linkStamp_[l] != s) {
+          linkStamp_[l] = s;
+          compLinks_.push_back(l);
+        }
+      }
+  } else {
+    for (uint32_t l : dirty_) {
+      if (linkStamp_[l] == s) continue;
+      linkStamp_[l] = s;
+      compLinks_.push_back(l);
+      for (size_t q = compLinks_.size() - 1; q < compLinks_.size(); ++q) {
+        for (uint32_t f : linkFlows_[compLinks_[q]]) {
+          Flow& fl = flows_[f];
+          if (fl.stamp == s) continue;
+          fl.stamp = s;
+          comp_.push_back(f);
+          for (uint32_t i = 0; i < fl.len; ++i) {
+            int l2 = hop(fl, i).link;
+            if (linkStamp_[l2] != s) {
+              linkStamp_[l2] = s;
+              compLinks_.push_back(l2);
+            }
+          }
+        }
+      }
+    }
+  }
+  dirty_.clear();
+  return static_cast<int>(comp_.size());
+}
+
+void MaxMin::solve(double now) {
+  for (uint32_t f : comp_) {
+    Flow& fl = flows_[f];
+    fl.bytesLeft = std::max(0.0, fl.bytesLeft - fl.rate * (now - fl.lastT));
+    fl.lastT = now;
+    fl.frozen = false;
+    fl.newRate = 0;
+  }
+  for (uint32_t l : compLinks_) {
+    remCap_[l] = net_.link(l).bytesPerSec;
+    wsum_[l] = 0;
+  }
+  for (uint32_t f : comp_)
+    for (uint32_t i = 0; i < flows_[f].len; ++i) wsum_[hop(flows_[f], i).link] += hop(flows_[f], i).weight;
+  for (uint32_t l : compLinks_)
+    if (wsum_[l] > 0) heap_.push({remCap_[l] / wsum_[l], l, ++linkVer_[l]});
+  while (!heap_.empty()) {
+    Share sh = heap_.top();
+    heap_.pop();
+    if (sh.ver != linkVer_[sh.link]) continue;
+    double rate = std::max(0.0, sh.share);
+    for (uint32_t f : linkFlows_[sh.link]) {
+      Flow& fl = flows_[f];
+      if (fl.frozen) continue;
+      fl.frozen = true;
+      fl.newRate = rate;
+      for (uint32_t i = 0; i < fl.len; ++i) {
+        uint32_t l2 = hop(fl, i).link;
+        remCap_[l2] -= rate * hop(fl, i).weight;
+        wsum_[l2] -= hop(fl, i).weight;
+        ++linkVer_[l2];
+        if (wsum_[l2] > 1e-9) heap_.push({remCap_[l2] / wsum_[l2], l2, linkVer_[l2]});
+      }
+    }
+  }
+}
+
+}  // namespace loom::sim

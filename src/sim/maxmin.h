@@ -1,0 +1,78 @@
+// Max-min fair rates of the active flows (weighted progressive filling). A flow crosses links
+// with weights (1 on a single path, fractions when sprayed); at rate r it uses r * w of a link.
+// Repeatedly, the link with the smallest fair share (capacity left / weight of unfrozen flows)
+// fixes the rate of its unfrozen flows at that share. recompute() only revisits the connected
+// component of the links touched since the last call, unless asked for a global pass.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+#include "sim/net.h"
+#include "sim/routing.h"
+
+namespace loom::sim {
+
+class MaxMin {
+ public:
+  MaxMin(const Net& net, const std::vector<PathHop>* pool);
+
+  // The flow crosses (*pool)[off, off + len) (the pool may grow, entries must not change).
+  uint32_t addFlow(uint32_t off, uint32_t len, double bytes, double now);
+  void removeFlow(uint32_t f, double now);
+  uint32_t version(uint32_t f) const { return flows_[f].version; }
+  bool active(uint32_t f) const { return flows_[f].active; }
+  const double* linkLoad() const { return load_.data(); }
+  size_t activeFlows() const { return active_.size(); }
+
+  // New rates for the changed component(s) (all flows when `global`); for every flow whose rate
+  // changed, emit(flow, finishTime, version) is called (finishTime = +inf when stalled).
+  template <typename Emit>
+  int recompute(double now, bool global, Emit emit) {
+    int n = collect(global);
+    solve(now);
+    for (uint32_t f : comp_) {
+      Flow& fl = flows_[f];
+      if (fl.rate == fl.newRate && !fl.fresh) continue;
+      fl.rate = fl.newRate;
+      fl.fresh = false;
+      ++fl.version;
+      emit(f, fl.rate > 0 ? now + fl.bytesLeft / fl.rate : kInf, fl.version);
+    }
+    return n;
+  }
+
+  static constexpr double kInf = 1e300;
+
+ private:
+  struct Flow {
+    uint32_t off = 0, len = 0;
+    double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0;
+    uint32_t version = 0, stamp = 0, activeIdx = 0;
+    bool active = false, fresh = false, frozen = false;
+  };
+  struct Share {
+    double share;
+    uint32_t link, ver;
+    bool operator>(const Share& o) const { return share > o.share; }
+  };
+  int collect(bool global);
+  void solve(double now);
+  void touch(int link);
+
+  const PathHop& hop(const Flow& f, uint32_t i) const { return (*pool_)[f.off + i]; }
+
+  const Net& net_;
+  const std::vector<PathHop>* pool_;
+  std::vector<Flow> flows_;
+  std::vector<uint32_t> free_, active_;
+  std::vector<std::vector<uint32_t>> linkFlows_;
+  std::vector<double> load_, remCap_, wsum_;
+  std::vector<uint32_t> linkStamp_, linkVer_, dirty_;
+  std::vector<uint32_t> comp_, compLinks_;
+  uint32_t stamp_ = 1;
+  std::priority_queue<Share, std::vector<Share>, std::greater<Share>> heap_;
+};
+
+}  // namespace loom::sim

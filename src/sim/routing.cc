@@ -1,0 +1,244 @@
+#include "sim/routing.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+
+namespace loom::sim {
+namespace {
+
+uint64_t mix(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+constexpr uint8_t kFar = std::numeric_limits<uint8_t>::max();
+
+void flush(const std::unordered_map<int, double>& acc, std::vector<PathHop>* hops) {
+  size_t first = hops->size();
+  for (const auto& kv : acc) hops->push_back({kv.first, static_cast<float>(kv.second)});
+  std::sort(hops->begin() + first, hops->end(),
+            [](const PathHop& a, const PathHop& b) { return a.link < b.link; });
+}
+
+}  // namespace
+
+const char* routingName(RoutingMode m) {
+  switch (m) {
+    case RoutingMode::kEcmp: return "ecmp";
+    case RoutingMode::kSpray: return "spray";
+    case RoutingMode::kValiant: return "valiant";
+    case RoutingMode::kUgal: return "ugal";
+  }
+  return "?";
+}
+
+Status parseRouting(const std::string& s, RoutingMode* out) {
+  for (RoutingMode m :
+       {RoutingMode::kEcmp, RoutingMode::kSpray, RoutingMode::kValiant, RoutingMode::kUgal}) {
+    if (s == routingName(m)) {
+      *out = m;
+      return Status();
+    }
+  }
+  if (s == "adaptive" || s == "minimal") {
+    *out = RoutingMode::kSpray;
+    return Status();
+  }
+  return invalidArgument("routing '", s, "': expected ecmp, spray (adaptive), valiant or ugal");
+}
+
+void Router::checkVersion() {
+  if (version_ == net_->version()) return;
+  dist_.clear();
+  cache_.clear();
+  groupSwitches_.assign(net_->maxGroup() + 1, {});
+  for (int sw : net_->switches()) {
+    const Node& n = net_->node(sw);
+    if (n.group >= 0 && n.tier >= 2) groupSwitches_[n.group].push_back(sw);
+  }
+  version_ = net_->version();
+}
+
+const std::vector<uint8_t>& Router::distTo(int sw) {
+  auto it = dist_.find(sw);
+  if (it != dist_.end()) return it->second;
+  std::vector<uint8_t>& d = dist_[sw];
+  d.assign(net_->switches().size(), kFar);
+  std::deque<int> q;
+  d[net_->switchIndex(sw)] = 0;
+  q.push_back(sw);
+  while (!q.empty()) {
+    int v = q.front();
+    q.pop_front();
+    uint8_t dv = d[net_->switchIndex(v)];
+    for (int l : net_->inLinks(v)) {
+      const Link& lk = net_->link(l);
+      int u = lk.from;
+      if (!lk.up || net_->node(u).kind != NodeKind::kSwitch) continue;
+      uint8_t& du = d[net_->switchIndex(u)];
+      if (du != kFar) continue;
+      du = static_cast<uint8_t>(dv + 1);
+      q.push_back(u);
+    }
+  }
+  return d;
+}
+
+Status Router::switchPathEcmp(int from, int to, uint64_t key, std::vector<PathHop>* hops,
+                              int* nsw) {
+  const std::vector<uint8_t>& d = distTo(to);
+  if (d[net_->switchIndex(from)] == kFar)
+    return invalidArgument("sim: no route from switch ", net_->node(from).name, " to ",
+                           net_->node(to).name);
+  *nsw += 1;
+  int s = from;
+  std::vector<int> cand;
+  while (s != to) {
+    uint8_t ds = d[net_->switchIndex(s)];
+    cand.clear();
+    for (int l : net_->outLinks(s)) {
+      const Link& lk = net_->link(l);
+      if (lk.up && net_->node(lk.to).kind == NodeKind::kSwitch &&
+          d[net_->switchIndex(lk.to)] + 1 == ds)
+        cand.push_back(l);
+    }
+    int l = cand[mix(key ^ mix(static_cast<uint64_t>(s))) % cand.size()];
+    hops->push_back({l, 1.0f});
+    s = net_->link(l).to;
+    *nsw += 1;
+  }
+  return Status();
+}
+
+Status Router::switchPathSpray(int from, int to, double scale, std::unordered_map<int, double>* acc,
+                               int* nsw) {
+  const std::vector<uint8_t>& d = distTo(to);
+  if (d[net_->switchIndex(from)] == kFar)
+    return invalidArgument("sim: no route from switch ", net_->node(from).name, " to ",
+                           net_->node(to).name);
+  *nsw += 1 + d[net_->switchIndex(from)];
+  std::unordered_map<int, double> layer{{from, scale}}, next;
+  std::vector<int> cand;
+  while (!(layer.size() == 1 && layer.begin()->first == to)) {
+    next.clear();
+    for (const auto& [s, w] : layer) {
+      uint8_t ds = d[net_->switchIndex(s)];
+      cand.clear();
+      for (int l : net_->outLinks(s)) {
+        const Link& lk = net_->link(l);
+        if (lk.up && net_->node(lk.to).kind == NodeKind::kSwitch &&
+            d[net_->switchIndex(lk.to)] + 1 == ds)
+          cand.push_back(l);
+      }
+      double share = w / static_cast<double>(cand.size());
+      for (int l : cand) {
+        (*acc)[l] += share;
+        next[net_->link(l).to] += share;
+      }
+    }
+    layer.swap(next);
+  }
+  return Status();
+}
+
+Status Router::valiantSpray(int from, int to, int srcGroup, int dstGroup, double scale,
+                            std::unordered_map<int, double>* acc, int* nsw) {
+  std::vector<int> mids;
+  for (int g = 0; g < static_cast<int>(groupSwitches_.size()); ++g) {
+    if (g == srcGroup || g == dstGroup || groupSwitches_[g].empty()) continue;
+    const std::vector<int>& sw = groupSwitches_[g];
+    int pick = sw[mix(seed_ ^ mix(static_cast<uint64_t>(from) * 1000003u + to + g)) % sw.size()];
+    if (distTo(pick)[net_->switchIndex(from)] == kFar) continue;
+    if (distTo(to)[net_->switchIndex(pick)] == kFar) continue;
+    mids.push_back(pick);
+  }
+  if (mids.empty()) return switchPathSpray(from, to, scale, acc, nsw);
+  int longest = 0;
+  for (int m : mids) {
+    int a = 0, b = 0;
+    LOOM_CHECK(switchPathSpray(from, m, scale / mids.size(), acc, &a));
+    LOOM_CHECK(switchPathSpray(m, to, scale / mids.size(), acc, &b));
+    longest = std::max(longest, a + b - 1);
+  }
+  *nsw += longest;
+  return Status();
+}
+
+Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) {
+  checkVersion();
+  uint64_t pairKey = (static_cast<uint64_t>(srcGpu) << 32) | static_cast<uint32_t>(dstGpu);
+  bool ugal = mode_ == RoutingMode::kUgal;
+  if (!ugal) {
+    auto it = cache_.find(pairKey);
+    if (it != cache_.end()) {
+      *out = it->second;
+      return Status();
+    }
+  }
+  Path p;
+  const Net& n = *net_;
+  const Net::GpuLinks& gs = n.gpuLinks(srcGpu);
+  const Net::GpuLinks& gd = n.gpuLinks(dstGpu);
+  int hs = n.hostOfGpu(srcGpu), hd = n.hostOfGpu(dstGpu);
+  p.intraNode = hs == hd;
+  if (srcGpu == dstGpu) {
+    // a self message: no link
+  } else if (gs.domain == gd.domain) {
+    p.nvlink = true;
+    p.hops = {{gs.nvUp, 1.0f}, {gd.nvDown, 1.0f}};
+  } else if (hs == hd) {
+    p.hops = {{gs.pcieToRoot, 1.0f}, {gd.pcieFromRoot, 1.0f}};
+  } else {
+    int ns = n.nicOfGpu(srcGpu), nd = n.nicOfGpu(dstGpu);
+    int up = n.nicUpLink(hs, ns), down = n.nicDownLink(hd, nd);
+    if (up < 0 || down < 0 || !n.link(up).up || !n.link(down).up)
+      return invalidArgument("sim: GPU ", srcGpu, " cannot reach GPU ", dstGpu,
+                             ": NIC not cabled or down");
+    int leafS = n.link(up).to, leafD = n.link(down).from;
+    p.hops = {{gs.pcieToNic, 1.0f}, {up, 1.0f}};
+    int gS = n.node(leafS).group, gD = n.node(leafD).group;
+    bool crossGroup = gS >= 0 && gD >= 0 && gS != gD;
+    if (mode_ == RoutingMode::kEcmp) {
+      uint64_t key = mix(seed_ ^ mix(pairKey));
+      LOOM_CHECK(switchPathEcmp(leafS, leafD, key, &p.hops, &p.switchHops));
+    } else if (mode_ == RoutingMode::kSpray || !crossGroup) {
+      std::unordered_map<int, double> acc;
+      LOOM_CHECK(switchPathSpray(leafS, leafD, 1.0, &acc, &p.switchHops));
+      flush(acc, &p.hops);
+    } else {
+      std::unordered_map<int, double> accMin, accVal;
+      int hMin = 0, hVal = 0;
+      LOOM_CHECK(valiantSpray(leafS, leafD, gS, gD, 1.0, &accVal, &hVal));
+      bool useVal = mode_ == RoutingMode::kValiant;
+      if (ugal) {
+        LOOM_CHECK(switchPathSpray(leafS, leafD, 1.0, &accMin, &hMin));
+        auto cost = [&](const std::unordered_map<int, double>& acc, int h) {
+          double q = 0;
+          for (const auto& [l, w] : acc) {
+            double load = linkLoad ? linkLoad[l] : 0.0;
+            q = std::max(q, (load + w) / n.link(l).bytesPerSec);
+          }
+          return q * h;
+        };
+        useVal = cost(accVal, hVal) < cost(accMin, hMin);
+      }
+      flush(useVal ? accVal : accMin, &p.hops);
+      p.switchHops = useVal ? hVal : hMin;
+    }
+    p.hops.push_back({down, 1.0f});
+    p.hops.push_back({gd.pcieFromNic, 1.0f});
+  }
+  for (const PathHop& h : p.hops) {
+    if (!n.link(h.link).up)
+      return invalidArgument("sim: GPU ", srcGpu, " -> GPU ", dstGpu, " needs ", n.linkName(h.link),
+                             ", which is down");
+  }
+  if (!ugal) cache_[pairKey] = p;
+  *out = std::move(p);
+  return Status();
+}
+
+}  // namespace loom::sim

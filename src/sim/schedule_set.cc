@@ -1,0 +1,117 @@
+#include "sim/schedule_set.h"
+
+#include <unordered_map>
+
+namespace loom::sim {
+namespace {
+
+uint64_t hashMix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+bool sameShape(const Shape& a, const Shape& b) {
+  if (a.steps.size() != b.steps.size() || a.deps != b.deps) return false;
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const SimStep& x = a.steps[i];
+    const SimStep& y = b.steps[i];
+    if (x.op != y.op || x.peerDelta != y.peerDelta || x.bytes != y.bytes ||
+        x.depBegin != y.depBegin || x.depCount != y.depCount)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status ScheduleSet::add(const sched::Schedule& s) {
+  if (s.rank < 0 || s.rank >= nranks_ || s.nranks != nranks_)
+    return invalidArgument("sim::ScheduleSet: schedule of rank ", s.rank, " of ", s.nranks,
+                           " does not fit a set of ", nranks_, " ranks");
+  if (shapeOf_[s.rank] >= 0) return invalidArgument("sim::ScheduleSet: rank ", s.rank, " twice");
+  Shape sh;
+  sh.steps.resize(s.steps.size());
+  sh.deps.reserve(s.deps.size());
+  std::unordered_map<uint64_t, uint32_t> seqs;  // (dir, peer) -> count
+  uint64_t h = s.steps.size();
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const sched::Step& st = s.steps[i];
+    SimStep& o = sh.steps[i];
+    o.op = st.op;
+    o.bytes = st.bytes;
+    bool comm = st.op == sched::OpKind::kSend || st.op == sched::OpKind::kRecv ||
+                st.op == sched::OpKind::kRecvReduce;
+    if (comm) {
+      if (st.peer < 0 || st.peer >= nranks_)
+        return invalidArgument("sim: rank ", s.rank, " step ", i, " (", sched::opKindName(st.op),
+                               ") has peer ", st.peer, " outside 0..", nranks_ - 1);
+      o.peerDelta = (st.peer - s.rank + nranks_) % nranks_;
+      o.seq = seqs[(st.op == sched::OpKind::kSend ? 0ull : 1ull << 32) | static_cast<uint32_t>(st.peer)]++;
+    }
+    o.depBegin = static_cast<uint32_t>(sh.deps.size());
+    o.depCount = st.depCount;
+    if (static_cast<uint64_t>(st.depBegin) + st.depCount > s.deps.size())
+      return invalidArgument("sim: rank ", s.rank, " step ", i, " has deps out of range");
+    for (uint32_t k = 0; k < st.depCount; ++k) {
+      uint32_t d = s.deps[st.depBegin + k];
+      if (d >= i)
+        return invalidArgument("sim: rank ", s.rank, " step ", i, " depends on later step ", d);
+      sh.deps.push_back(d);
+      h = hashMix(h, d);
+    }
+    h = hashMix(h, static_cast<uint64_t>(o.op) | (static_cast<uint64_t>(o.peerDelta) << 8));
+    h = hashMix(h, o.bytes ^ (static_cast<uint64_t>(o.depCount) << 48));
+  }
+  sh.hash = h;
+  totalSteps_ += sh.steps.size();
+  auto range = byHash_.equal_range(h);
+  for (auto it = range.first; it != range.second; ++it) {
+    if (sameShape(shapes_[it->second], sh)) {
+      shapeOf_[s.rank] = it->second;
+      return Status();
+    }
+  }
+  // Dependents (reverse edges), grouped per step.
+  std::vector<uint32_t> count(sh.steps.size() + 1, 0);
+  for (uint32_t d : sh.deps) ++count[d + 1];
+  for (size_t i = 1; i < count.size(); ++i) count[i] += count[i - 1];
+  sh.next.resize(sh.deps.size());
+  std::vector<uint32_t> fill(count.begin(), count.end() - 1);
+  for (size_t i = 0; i < sh.steps.size(); ++i) {
+    SimStep& o = sh.steps[i];
+    o.nextBegin = count[i];
+    o.nextCount = count[i + 1] - count[i];
+    for (uint32_t k = 0; k < o.depCount; ++k) sh.next[fill[sh.deps[o.depBegin + k]]++] = i;
+  }
+  int id = static_cast<int>(shapes_.size());
+  shapes_.push_back(std::move(sh));
+  byHash_.emplace(h, id);
+  shapeOf_[s.rank] = id;
+  return Status();
+}
+
+Status ScheduleSet::complete() const {
+  for (int r = 0; r < nranks_; ++r)
+    if (shapeOf_[r] < 0) return invalidArgument("sim::ScheduleSet: no schedule for rank ", r);
+  return Status();
+}
+
+Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, int nranks,
+                        const std::vector<int>& hostOf, ScheduleSet* out) {
+  sched::Group g;
+  g.nranks = nranks;
+  g.hostOf = hostOf;
+  for (int r = 0; r < nranks; ++r) {
+    g.rank = r;
+    sched::Schedule s;
+    Status st = build(args, g, &s);
+    if (!st.ok()) return Status(st.code(), strCat("building rank ", r, ": ", st.message()));
+    s.rank = r;
+    s.nranks = nranks;
+    if (out->algo.empty()) out->algo = s.algo;
+    LOOM_CHECK(out->add(s));
+  }
+  return out->complete();
+}
+
+}  // namespace loom::sim

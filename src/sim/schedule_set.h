@@ -1,0 +1,60 @@
+// The schedules of all ranks in the compact form the simulator runs: per step only what costs time
+// (op, peer, bytes, dependencies). Peers are stored relative to the rank ((peer - rank) mod n) and
+// identical per-rank schedules are kept once, so a ring's 16,384 schedules are one shape in memory.
+// Buffer offsets are dropped: they never change a step's time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+#include "sched/schedule.h"
+
+namespace loom::sim {
+
+struct SimStep {
+  sched::OpKind op = sched::OpKind::kCopy;
+  int32_t peerDelta = 0;  // (peer - rank) mod nranks
+  uint32_t seq = 0;       // k: this is the k-th send to (or recv from) that peer
+  uint64_t bytes = 0;
+  uint32_t depBegin = 0, depCount = 0;    // into Shape::deps
+  uint32_t nextBegin = 0, nextCount = 0;  // dependents, into Shape::next
+};
+
+struct Shape {
+  std::vector<SimStep> steps;
+  std::vector<uint32_t> deps;
+  std::vector<uint32_t> next;
+  uint64_t hash = 0;
+};
+
+class ScheduleSet {
+ public:
+  explicit ScheduleSet(int nranks) : nranks_(nranks), shapeOf_(nranks, -1) {}
+  int nranks() const { return nranks_; }
+  // Adds rank s.rank's schedule (checked: peers in range, deps point backwards).
+  Status add(const sched::Schedule& s);
+  // Every rank has a schedule.
+  Status complete() const;
+  const Shape& shapeOfRank(int r) const { return shapes_[shapeOf_[r]]; }
+  int numShapes() const { return static_cast<int>(shapes_.size()); }
+  uint64_t totalSteps() const { return totalSteps_; }
+  std::string algo;
+
+ private:
+  int nranks_;
+  std::vector<int32_t> shapeOf_;
+  std::vector<Shape> shapes_;
+  std::unordered_multimap<uint64_t, int32_t> byHash_;
+  uint64_t totalSteps_ = 0;
+};
+
+using RankBuildFn = std::function<Status(const sched::CollArgs&, const sched::Group&,
+                                         sched::Schedule*)>;
+// Builds every rank's schedule with `build` (hostOf as in sched::Group) into `out`.
+Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, int nranks,
+                        const std::vector<int>& hostOf, ScheduleSet* out);
+
+}  // namespace loom::sim

@@ -1,0 +1,191 @@
+// Flow-level engine: closed forms on fat-trees, the batched/component solver against the exact
+// global one, deadlock reports and what-if.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/engine.h"
+#include "sim/schedule_set.h"
+#include "sim/sim_test_util.h"
+
+namespace loom::sim {
+namespace {
+
+using testing::buildFatTree;
+using testing::identityOrder;
+using testing::TinyFatTree;
+using testing::tinyRing;
+
+NodeParams oneGpuHosts() {
+  NodeParams p;
+  p.gpusPerNode = 1;
+  p.nicsPerNode = 1;
+  p.nvlinkDomain = 1;
+  return p;
+}
+
+ScheduleSet ringSet(const std::vector<int>& order, uint64_t bytes) {
+  ScheduleSet set(static_cast<int>(order.size()));
+  for (size_t r = 0; r < order.size(); ++r) EXPECT_TRUE(set.add(tinyRing(r, order, bytes)).ok());
+  return set;
+}
+
+// 2 (p-1) (alpha + S/(p B)) + (p-1) S / (p gamma)
+double ringFormula(int p, double bytes, double alpha, double bps, double gammaBps) {
+  return 2.0 * (p - 1) * (alpha + bytes / p / bps) + (p - 1) * bytes / p / gammaBps;
+}
+
+TEST(SimEngine, RingOnNonBlockingFatTreeMatchesAlphaBeta) {
+  Net net(oneGpuHosts());
+  ASSERT_TRUE(buildFatTree(TinyFatTree{}, &net).ok());  // 4 leaves x 4 hosts, 4 spines: 1:1
+  const int p = 16;
+  const uint64_t bytes = 64ull << 20;
+  ScheduleSet set = ringSet(identityOrder(p), bytes);
+  EXPECT_EQ(set.numShapes(), 1);  // every rank's ring is the same relative shape
+  for (RoutingMode m : {RoutingMode::kEcmp, RoutingMode::kSpray}) {
+    SimOptions o;
+    o.routing = m;
+    o.latHopUs = 0;  // one alpha for every path
+    SimResult res;
+    ASSERT_TRUE(simulate(net, set, {}, o, &res).ok());
+    double want = ringFormula(p, bytes, o.latNetUs * 1e-6, 50e9, o.reduceGBps * 1e9);
+    EXPECT_NEAR(res.seconds, want, 0.01 * want) << routingName(m);
+    EXPECT_EQ(res.flows, static_cast<uint64_t>(2 * (p - 1) * p));
+  }
+}
+
+// 4 leaves x 8 hosts under 4 spines: 2:1. A ring that leaves its leaf at every hop puts 8 flows on
+// 4 uplinks (each flow at B/2); one ordered by leaf crosses each leaf boundary once.
+TEST(SimEngine, OversubscribedFatTreeSlowsNaiveRingByTheTaper) {
+  Net net(oneGpuHosts());
+  TinyFatTree t;
+  t.hostsPerLeaf = 8;
+  ASSERT_TRUE(buildFatTree(t, &net).ok());
+  const int p = 32;
+  const uint64_t bytes = 256ull << 20;
+  std::vector<int> naive;
+  for (int h = 0; h < 8; ++h)
+    for (int l = 0; l < 4; ++l) naive.push_back(l * 8 + h);
+  SimOptions o;
+  o.routing = RoutingMode::kSpray;
+  o.latHopUs = 0;
+  o.reduceGBps = 0;
+  SimResult fast, slow;
+  ASSERT_TRUE(simulate(net, ringSet(identityOrder(p), bytes), {}, o, &fast).ok());
+  ASSERT_TRUE(simulate(net, ringSet(naive, bytes), {}, o, &slow).ok());
+  double alphaPart = 2.0 * (p - 1) * o.latNetUs * 1e-6;
+  double beta = 2.0 * (p - 1) * bytes / p / 50e9;
+  EXPECT_NEAR(fast.seconds, alphaPart + beta, 0.01 * fast.seconds);
+  EXPECT_NEAR(slow.seconds, alphaPart + 2 * beta, 0.01 * slow.seconds);
+  // ECMP can only do worse than the fluid spray (hash collisions on uplinks).
+  o.routing = RoutingMode::kEcmp;
+  SimResult ecmp;
+  ASSERT_TRUE(simulate(net, ringSet(naive, bytes), {}, o, &ecmp).ok());
+  EXPECT_GE(ecmp.seconds, slow.seconds * 0.999);
+}
+
+// The batched, component-restricted solver gives the answer of the global one; with spraying
+// (no ties between flows finishing together) also that of the exact one-event-at-a-time run.
+TEST(SimEngine, BatchedComponentsEqualExactGlobalSolve) {
+  NodeParams np;
+  np.gpusPerNode = 4;
+  np.nicsPerNode = 2;
+  np.nvlinkDomain = 4;
+  Net net(np);
+  TinyFatTree t;
+  t.leaves = 2;
+  t.spines = 2;
+  t.hostsPerLeaf = 3;
+  t.rails = 2;
+  t.leafSpineGBps = 30;
+  ASSERT_TRUE(buildFatTree(t, &net).ok());
+  const int p = net.numGpus();
+  std::vector<int> order;  // a scrambled ring: mixes NVLink, same-leaf and cross-spine hops
+  for (int i = 0; i < p; ++i) order.push_back((i * 7) % p);
+  for (RoutingMode m : {RoutingMode::kEcmp, RoutingMode::kSpray}) {
+    for (uint64_t seed : {1, 2, 3}) {
+      ScheduleSet set = ringSet(order, (3ull << 20) + 4096 * seed);
+      SimOptions o;
+      o.routing = m;
+      o.seed = seed;
+      SimResult fast, exact;
+      ASSERT_TRUE(simulate(net, set, {}, o, &fast).ok());
+      o.components = false;
+      if (m == RoutingMode::kSpray) o.exact = true;
+      ASSERT_TRUE(simulate(net, set, {}, o, &exact).ok());
+      EXPECT_NEAR(fast.seconds, exact.seconds, 1e-9 * exact.seconds);
+      for (int l = 0; l < net.numLinks(); ++l)
+        ASSERT_NEAR(fast.linkBytes[l], exact.linkBytes[l], 1e-6 * (1 + exact.linkBytes[l]));
+      EXPECT_LE(fast.recomputeFlows, exact.recomputeFlows);
+    }
+  }
+}
+
+TEST(SimEngine, UnmatchedSendIsReportedAsDeadlock) {
+  Net net(oneGpuHosts());
+  ASSERT_TRUE(buildFatTree(TinyFatTree{}, &net).ok());
+  ScheduleSet set(2);
+  sched::Schedule a, b;
+  a.rank = 0;
+  a.nranks = 2;
+  a.send(1, {}, 100);
+  b.rank = 1;
+  b.nranks = 2;
+  ASSERT_TRUE(set.add(a).ok());
+  ASSERT_TRUE(set.add(b).ok());
+  SimResult res;
+  Status s = simulate(net, set, {}, SimOptions(), &res);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("rank 0 step 0 (send 100 bytes, peer 1"), std::string::npos)
+      << s.message();
+}
+
+TEST(SimEngine, SizeMismatchNamesBothRanks) {
+  Net net(oneGpuHosts());
+  ASSERT_TRUE(buildFatTree(TinyFatTree{}, &net).ok());
+  ScheduleSet set(2);
+  sched::Schedule a, b;
+  a.rank = 0;
+  a.nranks = 2;
+  a.send(1, {}, 100);
+  b.rank = 1;
+  b.nranks = 2;
+  b.recv(0, {}, 64);
+  ASSERT_TRUE(set.add(a).ok());
+  ASSERT_TRUE(set.add(b).ok());
+  SimResult res;
+  Status s = simulate(net, set, {}, SimOptions(), &res);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("rank 0 sends 100 bytes to rank 1"), std::string::npos)
+      << s.message();
+}
+
+// What-if: one spine of four fails; a ring that crosses leaves at every hop has 4 flows per leaf
+// on 3 uplinks: its bandwidth term grows by 4/3.
+TEST(SimEngine, FailedSpineSlowsCrossLeafRing) {
+  Net net(oneGpuHosts());
+  ASSERT_TRUE(buildFatTree(TinyFatTree{}, &net).ok());
+  const int p = 16;
+  std::vector<int> naive;
+  for (int h = 0; h < 4; ++h)
+    for (int l = 0; l < 4; ++l) naive.push_back(l * 4 + h);
+  const uint64_t bytes = 128ull << 20;
+  ScheduleSet set = ringSet(naive, bytes);
+  SimOptions o;
+  o.latHopUs = 0;
+  o.reduceGBps = 0;
+  SimResult before, after;
+  ASSERT_TRUE(simulate(net, set, {}, o, &before).ok());
+  int spine0 = net.switches()[4];
+  ASSERT_EQ(net.node(spine0).tier, 2);
+  net.setSwitchUp(spine0, false);
+  ASSERT_TRUE(simulate(net, set, {}, o, &after).ok());
+  double alphaPart = 2.0 * (p - 1) * o.latNetUs * 1e-6;
+  EXPECT_NEAR((after.seconds - alphaPart) / (before.seconds - alphaPart), 4.0 / 3.0, 0.01);
+  for (int l = 0; l < net.numLinks(); ++l) {
+    if (!net.link(l).up) EXPECT_EQ(after.linkBytes[l], 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace loom::sim
