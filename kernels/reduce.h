@@ -1,5 +1,5 @@
-// CPU reduction kernels: every dtype x op, vectorised with runtime dispatch (AVX-512, AVX2, scalar).
-// float16/bfloat16 are reduced in float32 and rounded to nearest even on the way back.
+// CPU reduction kernels: every dtype x op, vectorised with runtime dispatch (AVX-512, AVX2,
+// scalar). float16/bfloat16 are reduced in float32 and rounded to nearest even on the way back.
 // kAvg is not a kernel op: reduce with kSum, then call divideInPlace (integers truncate).
 #pragma once
 
