@@ -1,0 +1,228 @@
+// Setup and teardown of the shm transport: create our segment, let every peer map it, unlink it.
+//
+// Two collective rounds (every rank takes part, even without shm peers, and every rank takes the
+// same path because each round's outcome is gathered):
+//   1. each rank creates and initialises its own segment, then all gather an ok/failed record;
+//   2. each rank maps its peers' segments and checks them, then all gather again.
+// After round 2 (whatever its outcome) every rank unlinks its own name; on failure it also unlinks
+// its peers' names, so a rank that died half way leaves nothing behind in /dev/shm.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <new>
+
+#include "core/log.h"
+#include "core/params.h"
+#include "transports/shm/transport.h"
+
+namespace loom::transport::shm {
+namespace {
+
+constexpr uint64_t kMinRingBytes = 4096;
+
+size_t controlBytes(int nranks) {
+  return alignUp(offsetof(ControlBlock, ringOffset) + sizeof(uint64_t) * nranks, 4096);
+}
+size_t ringStride(uint64_t ringBytes) { return kRingDataOffset + alignUp(ringBytes, 4096); }
+
+struct RoundRecord {
+  int32_t failed;
+  int32_t code;
+};
+
+// Gathers every rank's outcome of a setup step. Returns `local` if it failed, the first remote
+// failure otherwise, or the allGather's own error.
+Status agree(const SetupArgs& args, const Status& local, const char* step) {
+  std::vector<RoundRecord> all(args.nranks);
+  all[args.rank] = {local.ok() ? 0 : 1, static_cast<int32_t>(local.code())};
+  Status g = args.allGather(all.data(), sizeof(RoundRecord));
+  if (!local.ok()) return local;
+  if (!g.ok()) return Status(g.code(), strCat("shm setup (", step, "): ", g.message()));
+  for (int r = 0; r < args.nranks; ++r) {
+    if (all[r].failed) {
+      return remoteError("shm setup (", step, ") failed on ", args.ids[r].describe(),
+                         "; see that rank's log");
+    }
+  }
+  if (args.abortFlag && args.abortFlag->load()) {
+    return remoteError("shm setup (", step, ") interrupted: communicator aborted");
+  }
+  return Status();
+}
+
+Status validate(const SetupArgs& args) {
+  if (args.nranks < 1 || args.rank < 0 || args.rank >= args.nranks)
+    return invalidArgument("shm setup: rank ", args.rank, " out of range for nranks ", args.nranks);
+  if (static_cast<int>(args.ids.size()) != args.nranks)
+    return invalidArgument("shm setup: ids has ", args.ids.size(), " entries, nranks is ",
+                           args.nranks);
+  if (!args.allGather) return invalidArgument("shm setup: allGather is empty");
+  if (args.commTag.empty() || args.commTag.find('/') != std::string::npos)
+    return invalidArgument("shm setup: commTag '", args.commTag, "' is empty or contains '/'");
+  std::vector<bool> seen(args.nranks, false);
+  for (int p : args.peers) {
+    if (p < 0 || p >= args.nranks || p == args.rank || seen[p])
+      return invalidArgument("shm setup: peers contains bad or repeated rank ", p);
+    seen[p] = true;
+    if (!args.ids[p].sameHostAs(args.ids[args.rank]))
+      return invalidArgument("shm setup: peer ", args.ids[p].describe(), " is not on the host of ",
+                             args.ids[args.rank].describe());
+  }
+  return Status();
+}
+
+}  // namespace
+
+Mapping::~Mapping() {
+  if (base_) munmap(base_, bytes_);
+}
+
+ShmTransport::ShmTransport(const SetupArgs& args)
+    : rank_(args.rank),
+      nranks_(args.nranks),
+      commTag_(args.commTag),
+      abortFlag_(args.abortFlag),
+      peerIndex_(args.nranks, -1) {
+  std::vector<int> sorted = args.peers;
+  std::sort(sorted.begin(), sorted.end());
+  peers_.resize(sorted.size());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    peers_[i].rank = sorted[i];
+    peers_[i].id = args.ids[sorted[i]];
+    peerIndex_[sorted[i]] = static_cast<int>(i);
+  }
+}
+
+Status ShmTransport::create(const SetupArgs& args, std::unique_ptr<Transport>* out) {
+  if (!out) return invalidArgument("createShmTransport: out is null");
+  LOOM_CHECK(validate(args));
+  std::unique_ptr<ShmTransport> t(new ShmTransport(args));
+  LOOM_CHECK(t->setup(args));
+  LOOM_INFO(NET, "shm transport ready: ", t->peers_.size(), " peers, ring ", t->ringBytes_,
+            " bytes");
+  *out = std::move(t);
+  return Status();
+}
+
+Status ShmTransport::setup(const SetupArgs& args) {
+  spinUs_ = std::max<int64_t>(params::spinUs(), 0);
+  int64_t want = params::shmBufferBytes();
+  ringBytes_ = alignUp(static_cast<uint64_t>(std::max<int64_t>(want, kMinRingBytes)), kSlot);
+  Status created = peers_.empty() ? Status() : createOwnSegment(args);
+  Status st = agree(args, created, "create segments");
+  if (st.ok()) st = agree(args, peers_.empty() ? Status() : mapPeers(args), "map peer segments");
+  unlinkNames(/*includePeers=*/!st.ok());
+  return st;
+}
+
+Status ShmTransport::createOwnSegment(const SetupArgs& args) {
+  std::string name = segmentName(commTag_, rank_);
+  size_t bytes = controlBytes(nranks_) + peers_.size() * ringStride(ringBytes_);
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    LOOM_WARN(NET, "shm: removing stale segment /dev/shm", name);
+    shm_unlink(name.c_str());
+    fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  }
+  if (fd < 0) return errnoStatus(strCat("shm_open(", name, ") on rank ", rank_), errno);
+  ownNameLinked_ = true;
+  // Reserve the pages now: tmpfs that runs out later would SIGBUS us on first touch.
+  int err = ftruncate(fd, static_cast<off_t>(bytes)) == 0 ? 0 : errno;
+  if (err == 0) err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (err != 0) {
+    close(fd);
+    return errnoStatus(strCat("reserving ", bytes, " bytes of /dev/shm for ", name, " (",
+                              peers_.size(), " peers x LOOM_SHM_BUFFER_BYTES=", ringBytes_, ")"),
+                       err);
+  }
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  err = errno;
+  close(fd);
+  if (base == MAP_FAILED) return errnoStatus(strCat("mmap(", name, ", ", bytes, ")"), err);
+  own_ = std::make_unique<Mapping>(static_cast<uint8_t*>(base), bytes);
+
+  // The file is zero-filled, so counters and doorbell start at 0.
+  ControlBlock* cb = own_->control();
+  cb->segmentBytes = bytes;
+  cb->ringBytes = ringBytes_;
+  cb->rank = rank_;
+  cb->nranks = nranks_;
+  cb->pid = getpid();
+  size_t off = controlBytes(nranks_);
+  for (Peer& p : peers_) {
+    cb->ringOffset[p.rank] = off;
+    p.recvCtr = new (own_->base() + off) RingCounters();
+    p.recvData = own_->base() + off + kRingDataOffset;
+    off += ringStride(ringBytes_);
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  cb->magic = kSegmentMagic;
+  return Status();
+}
+
+Status ShmTransport::mapPeers(const SetupArgs& args) {
+  for (Peer& p : peers_) {
+    std::string name = segmentName(commTag_, p.rank);
+    int fd = shm_open(name.c_str(), O_RDWR, 0);
+    if (fd < 0) return errnoStatus(strCat("shm_open(", name, ") of peer ", p.id.describe()), errno);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < controlBytes(nranks_)) {
+      close(fd);
+      return internalError("shm segment ", name, " of peer ", p.id.describe(), " is truncated");
+    }
+    size_t bytes = static_cast<size_t>(st.st_size);
+    void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int err = errno;
+    close(fd);
+    if (base == MAP_FAILED) return errnoStatus(strCat("mmap(", name, ", ", bytes, ")"), err);
+    p.remote = std::make_unique<Mapping>(static_cast<uint8_t*>(base), bytes);
+    const ControlBlock* cb = p.remote->control();
+    uint64_t off = cb->ringOffset[rank_];
+    if (cb->magic != kSegmentMagic || cb->rank != p.rank || cb->nranks != nranks_ || off == 0 ||
+        cb->ringBytes < kMinRingBytes || cb->ringBytes % kSlot != 0 ||
+        off + kRingDataOffset + cb->ringBytes > bytes) {
+      return internalError("shm segment ", name, " of peer ", p.id.describe(),
+                           " does not match (magic, rank, nranks, ring size or no ring for rank ",
+                           rank_, ")");
+    }
+    if (cb->pid != p.id.pid) {
+      return internalError("shm segment ", name, " was made by pid ", cb->pid, ", but ",
+                           p.id.describe(), " is expected");
+    }
+    p.sendCtr = reinterpret_cast<RingCounters*>(p.remote->base() + off);
+    p.sendData = p.remote->base() + off + kRingDataOffset;
+    p.sendRingBytes = cb->ringBytes;
+  }
+  return Status();
+}
+
+void ShmTransport::unlinkNames(bool includePeers) {
+  if (ownNameLinked_) {
+    shm_unlink(segmentName(commTag_, rank_).c_str());
+    ownNameLinked_ = false;
+  }
+  if (includePeers) {
+    for (const Peer& p : peers_) shm_unlink(segmentName(commTag_, p.rank).c_str());
+  }
+}
+
+ShmTransport::~ShmTransport() {
+  markState(abortFlag_ && abortFlag_->load() ? kAborted : kClosed);
+  unlinkNames(false);
+}
+
+}  // namespace loom::transport::shm
+
+namespace loom::transport {
+
+Status createShmTransport(const SetupArgs& args, std::unique_ptr<Transport>* out) {
+  return shm::ShmTransport::create(args, out);
+}
+
+}  // namespace loom::transport

@@ -1,0 +1,310 @@
+// Data path of the shm transport: post, progress (pump rings), wait (doorbell futex), liveness.
+#include "transports/shm/transport.h"
+
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "kernels/reduce.h"
+
+namespace loom::transport::shm {
+namespace {
+
+// Copy granularity: a slice is published as soon as it is copied, so the two sides overlap.
+constexpr uint64_t kSliceBytes = 256 << 10;
+
+using Clock = std::chrono::steady_clock;
+
+int futexWait(std::atomic<uint32_t>* word, uint32_t expected, int64_t timeoutUs) {
+  struct timespec ts;
+  ts.tv_sec = timeoutUs / 1000000;
+  ts.tv_nsec = (timeoutUs % 1000000) * 1000;
+  // Not FUTEX_PRIVATE_FLAG: the word is in memory shared between processes.
+  long rc =
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
+  return rc == 0 ? 0 : errno;
+}
+
+void futexWake(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// True when pid no longer runs: gone (ESRCH) or a zombie nobody has reaped yet.
+bool processDead(int pid) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(f, stat)) return false;
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
+  char state = stat[paren + 2];
+  return state == 'Z' || state == 'X';
+}
+
+}  // namespace
+
+Capabilities ShmTransport::caps() const {
+  Capabilities c;
+  c.name = "shm";
+  c.bandwidthGBs = kBandwidthGBs;
+  c.latencyUs = kLatencyUs;
+  c.gpuDirect = false;
+  c.intraNode = true;
+  return c;
+}
+
+Status ShmTransport::post(int peer, Request* req) {
+  if (!req) return invalidArgument("shm post: req is null");
+  if (peer < 0 || peer >= nranks_ || peerIndex_[peer] < 0)
+    return invalidArgument("shm post: rank ", peer, " is not a shm peer of rank ", rank_);
+  if (req->kind == Request::kSend && req->bytes > 0 && !req->src)
+    return invalidArgument("shm post: send of ", req->bytes, " bytes to rank ", peer,
+                           " has null src");
+  if (req->kind == Request::kRecv) {
+    if (req->bytes > 0 && !req->dst)
+      return invalidArgument("shm post: receive of ", req->bytes, " bytes from rank ", peer,
+                             " has null dst");
+    if (req->operand && req->bytes % dtypeSize(req->dtype) != 0)
+      return invalidArgument("shm post: reducing receive from rank ", peer, " of ", req->bytes,
+                             " bytes is not a whole number of ", dtypeName(req->dtype));
+  }
+  req->doneBytes = 0;
+  req->complete = false;
+  Peer& p = peers_[peerIndex_[peer]];
+  (req->kind == Request::kSend ? p.sends : p.recvs).push_back(req);
+  return Status();
+}
+
+bool ShmTransport::pumpSends(Peer& p) {
+  const uint64_t ring = p.sendRingBytes;
+  bool moved = false;
+  // Free bytes as far as we know; re-reads the receiver's tail only when that is not enough.
+  auto freeBytes = [&](uint64_t need) -> uint64_t {
+    uint64_t used = p.sendHead - p.sendTailSeen;
+    if (used + need > ring) {
+      p.sendTailSeen = p.sendCtr->tail.load(std::memory_order_acquire);
+      used = p.sendHead - p.sendTailSeen;
+    }
+    return used >= ring ? 0 : ring - used;
+  };
+  while (!p.sends.empty()) {
+    Request* r = p.sends.front();
+    if (!p.sendStarted) {
+      if (freeBytes(kSlot) < kSlot) break;
+      auto* h = reinterpret_cast<MessageHeader*>(p.sendData + p.sendHead % ring);
+      h->magic = kMessageMagic;
+      h->reserved = 0;
+      h->seq = p.sendSeq++;
+      h->bytes = r->bytes;
+      p.sendHead += kSlot;
+      p.sendStarted = moved = true;
+      p.sendCtr->head.store(p.sendHead, std::memory_order_release);
+    }
+    while (r->doneBytes < r->bytes) {
+      uint64_t left = r->bytes - r->doneBytes;
+      uint64_t pos = p.sendHead % ring;
+      uint64_t n =
+          std::min({left, freeBytes(std::min(left, kSliceBytes)), ring - pos, kSliceBytes});
+      // Only a message's last piece may end off a slot boundary (keeps elements whole for the
+      // receiver's reduction and the head slot-aligned).
+      if (n < left) n -= n % kSlot;
+      if (n == 0) break;
+      std::memcpy(p.sendData + pos, r->src + r->doneBytes, n);
+      p.sendHead += n;
+      r->doneBytes += n;
+      moved = true;
+      p.sendCtr->head.store(p.sendHead, std::memory_order_release);
+    }
+    if (r->doneBytes < r->bytes) break;
+    // Padding to the next slot is never written; it only moves the cursor.
+    p.sendHead = alignUp(p.sendHead, kSlot);
+    p.sendCtr->head.store(p.sendHead, std::memory_order_release);
+    r->complete = true;
+    p.sends.pop_front();
+    p.sendStarted = false;
+  }
+  return moved;
+}
+
+Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
+  const uint64_t ring = ringBytes_;
+  auto avail = [&](uint64_t need) -> uint64_t {
+    if (p.recvHeadSeen - p.recvTail < need)
+      p.recvHeadSeen = p.recvCtr->head.load(std::memory_order_acquire);
+    return p.recvHeadSeen - p.recvTail;
+  };
+  while (!p.recvs.empty()) {
+    Request* r = p.recvs.front();
+    if (!p.recvStarted) {
+      if (avail(kSlot) < kSlot) break;
+      const auto* h = reinterpret_cast<const MessageHeader*>(p.recvData + p.recvTail % ring);
+      if (h->magic != kMessageMagic || h->seq != p.recvSeq)
+        return internalError("shm: corrupt message header #", p.recvSeq, " from peer ",
+                             p.id.describe(), " to rank ", rank_);
+      if (h->bytes != r->bytes)
+        return invalidUsage("shm: message #", p.recvSeq, " from peer ", p.id.describe(), " has ",
+                            h->bytes, " bytes but rank ", rank_, " posted a receive of ", r->bytes);
+      ++p.recvSeq;
+      p.recvTail += kSlot;
+      p.recvStarted = *moved = true;
+      p.recvCtr->tail.store(p.recvTail, std::memory_order_release);
+    }
+    const size_t elem = r->operand ? dtypeSize(r->dtype) : 1;
+    while (r->doneBytes < r->bytes) {
+      uint64_t left = r->bytes - r->doneBytes;
+      uint64_t pos = p.recvTail % ring;
+      uint64_t n = std::min({left, avail(std::min(left, kSliceBytes)), ring - pos, kSliceBytes});
+      n -= n % elem;
+      if (n == 0) break;
+      const uint8_t* in = p.recvData + pos;
+      if (r->operand) {
+        kernels::reduce(r->dst + r->doneBytes, r->operand + r->doneBytes, in, n / elem, r->dtype,
+                        r->op);
+      } else {
+        std::memcpy(r->dst + r->doneBytes, in, n);
+      }
+      p.recvTail += n;
+      r->doneBytes += n;
+      *moved = true;
+      p.recvCtr->tail.store(p.recvTail, std::memory_order_release);
+    }
+    if (r->doneBytes < r->bytes) break;
+    p.recvTail = alignUp(p.recvTail, kSlot);
+    p.recvCtr->tail.store(p.recvTail, std::memory_order_release);
+    r->complete = true;
+    p.recvs.pop_front();
+    p.recvStarted = false;
+  }
+  return Status();
+}
+
+Status ShmTransport::pumpPeer(Peer& p, bool* moved) {
+  *moved = false;
+  Status st;
+  if (!p.sends.empty()) *moved = pumpSends(p);
+  if (!p.recvs.empty()) st = pumpRecvs(p, moved);
+  if (*moved) ringDoorbell(p.remote->control(), /*forceWake=*/false);
+  return st;
+}
+
+// A peer with requests pending that made no progress: an error if the peer aborted, or closed
+// and what we wait for is not already in the ring.
+Status ShmTransport::checkStalled(Peer& p) {
+  if (p.sends.empty() && p.recvs.empty()) return Status();
+  uint32_t state = p.remote->control()->state.load(std::memory_order_acquire);
+  if (state == kAlive) return Status();
+  if (state == kAborted) return remoteError("peer ", p.id.describe(), " aborted its communicator");
+  bool moved = false;  // closed: its last data was published before the flag; take it first
+  LOOM_CHECK(pumpPeer(p, &moved));
+  if (moved || (p.sends.empty() && p.recvs.empty())) return Status();
+  return remoteError("peer ", p.id.describe(), " closed its shm transport with ", p.sends.size(),
+                     " sends and ", p.recvs.size(), " receives of rank ", rank_, " pending");
+}
+
+Status ShmTransport::progress(bool* progressed) {
+  *progressed = false;
+  lastSeenSeq_ = bell()->seq.load(std::memory_order_acquire);
+  for (Peer& p : peers_) {
+    if (p.sends.empty() && p.recvs.empty()) continue;
+    bool moved = false;
+    LOOM_CHECK(pumpPeer(p, &moved));
+    if (moved) {
+      *progressed = true;
+    } else {
+      LOOM_CHECK(checkStalled(p));
+    }
+  }
+  return Status();
+}
+
+void ShmTransport::ringDoorbell(ControlBlock* cb, bool forceWake) {
+  cb->doorbell.seq.fetch_add(1, std::memory_order_seq_cst);
+  if (forceWake || cb->doorbell.sleeping.load(std::memory_order_seq_cst)) {
+    futexWake(&cb->doorbell.seq);
+  }
+}
+
+Status ShmTransport::wait(int64_t timeoutUs) {
+  Doorbell* d = bell();
+  auto ready = [&] {
+    return d->seq.load(std::memory_order_acquire) != lastSeenSeq_ ||
+           wakeCount_.load(std::memory_order_acquire) != wakeSeen_ ||
+           (abortFlag_ && abortFlag_->load(std::memory_order_relaxed));
+  };
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::microseconds(std::max<int64_t>(timeoutUs, 0));
+  const auto spinEnd = std::min(deadline, start + std::chrono::microseconds(spinUs_));
+  Status st;
+  while (!ready() && Clock::now() < spinEnd) {
+    for (int i = 0; i < 64; ++i) cpuRelax();
+  }
+  if (!ready()) {
+    d->sleeping.store(1, std::memory_order_seq_cst);
+    while (!ready()) {
+      int64_t left =
+          std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+      if (left <= 0) break;
+      int err = futexWait(&d->seq, lastSeenSeq_, left);
+      if (err != 0 && err != EAGAIN && err != EINTR && err != ETIMEDOUT) {
+        st = errnoStatus(strCat("shm: futex wait of rank ", rank_), err);
+        break;
+      }
+    }
+    d->sleeping.store(0, std::memory_order_relaxed);
+  }
+  wakeSeen_ = wakeCount_.load(std::memory_order_acquire);
+  return st;
+}
+
+void ShmTransport::wake() {
+  wakeCount_.fetch_add(1, std::memory_order_acq_rel);
+  if (abortFlag_ && abortFlag_->load()) markState(kAborted);
+  Doorbell* d = bell();
+  d->seq.fetch_add(1, std::memory_order_seq_cst);
+  futexWake(&d->seq);
+}
+
+void ShmTransport::markState(PeerState s) {
+  if (!own_) return;
+  std::atomic<uint32_t>& state = own_->control()->state;
+  uint32_t cur = state.load();
+  // Aborted is final; closed may still become aborted.
+  while (cur != kAborted && cur != s && !state.compare_exchange_weak(cur, s)) {
+  }
+  for (Peer& p : peers_) {
+    if (p.remote) ringDoorbell(p.remote->control(), /*forceWake=*/true);
+  }
+}
+
+Status ShmTransport::checkPeers() {
+  for (Peer& p : peers_) {
+    uint32_t state = p.remote->control()->state.load(std::memory_order_acquire);
+    if (state == kAborted)
+      return remoteError("peer ", p.id.describe(), " aborted its communicator");
+    if (state == kClosed) {
+      // A peer that closed cleanly may have exited: only pending requests make that an error.
+      LOOM_CHECK(checkStalled(p));
+    } else if (processDead(p.id.pid)) {
+      return remoteError("peer ", p.id.describe(), " died");
+    }
+  }
+  return Status();
+}
+
+}  // namespace loom::transport::shm

@@ -1,0 +1,116 @@
+// Shared-memory transport (DESIGN.md "Transports"): one ring buffer per directed pair of ranks on
+// the same host, in POSIX shared memory.
+//
+// Protocol. The ring from s to r lives in r's segment (layout.h). The sender copies user bytes into
+// the ring and publishes `head`; the receiver copies (or reduces, Request::operand) straight out of
+// the ring into the user's buffer and publishes `tail`: one copy on each side, nothing else. Each
+// message is a kSlot-byte header (sequence number, size) followed by the payload, padded to kSlot
+// so element boundaries never straddle the ring's end. Large messages stream through the ring in
+// slices; a zero-byte message is a bare header, so it still orders and synchronises.
+//
+// Waiting. The fast path makes no system call. Each rank has a doorbell word in its segment; a
+// rank that published data or freed space bumps the peer's doorbell and calls FUTEX_WAKE only if
+// the peer flagged itself as sleeping. wait() samples nothing itself: progress() records the
+// doorbell value it started from, so a bump that happens after that point makes wait() return.
+//
+// Lifetime. Segments are unlinked as soon as every peer has mapped them, so nothing stays in
+// /dev/shm even if a process is killed later. A rank marks its side closed (or aborted, when the
+// communicator's abort flag is set) on destruction and on wake() after an abort.
+//
+// Threads: post(), progress(), wait() and checkPeers() of one transport are called by one thread
+// at a time; wake() may be called from any thread. Different transports share no state.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transports/shm/layout.h"
+#include "transports/transport.h"
+
+namespace loom::transport::shm {
+
+// An mmap'ed segment, unmapped on destruction.
+class Mapping {
+ public:
+  Mapping(uint8_t* base, size_t bytes) : base_(base), bytes_(bytes) {}
+  ~Mapping();
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  uint8_t* base() const { return base_; }
+  size_t bytes() const { return bytes_; }
+  ControlBlock* control() const { return reinterpret_cast<ControlBlock*>(base_); }
+
+ private:
+  uint8_t* base_;
+  size_t bytes_;
+};
+
+class ShmTransport final : public Transport {
+ public:
+  static Status create(const SetupArgs& args, std::unique_ptr<Transport>* out);
+  ~ShmTransport() override;
+
+  Capabilities caps() const override;
+  Status post(int peer, Request* req) override;
+  Status progress(bool* progressed) override;
+  Status wait(int64_t timeoutUs) override;
+  Status checkPeers() override;
+  void wake() override;
+
+  // Rough constants (not calibrated): a copy on each side, so about half of one core's memcpy
+  // bandwidth per direction, and a cache-line round trip plus bookkeeping as latency.
+  static constexpr double kBandwidthGBs = 5.0;
+  static constexpr double kLatencyUs = 0.5;
+
+ private:
+  struct Peer {
+    int rank = -1;
+    PeerIdentity id;
+    std::unique_ptr<Mapping> remote;  // the peer's segment (its control block, our send ring)
+    RingCounters* sendCtr = nullptr;  // ring us -> peer, in the peer's segment
+    uint8_t* sendData = nullptr;
+    uint64_t sendRingBytes = 0;       // the receiver's ring size
+    RingCounters* recvCtr = nullptr;  // ring peer -> us, in our segment
+    uint8_t* recvData = nullptr;
+    // Private cursors (the shared counters are written only by their owner).
+    uint64_t sendHead = 0, sendTailSeen = 0, sendSeq = 0;
+    uint64_t recvTail = 0, recvHeadSeen = 0, recvSeq = 0;
+    bool sendStarted = false;  // header of sends.front() written
+    bool recvStarted = false;  // header of recvs.front() consumed
+    std::deque<Request*> sends, recvs;
+  };
+
+  explicit ShmTransport(const SetupArgs& args);
+  Status setup(const SetupArgs& args);
+  Status createOwnSegment(const SetupArgs& args);
+  Status mapPeers(const SetupArgs& args);
+  void unlinkNames(bool includePeers);
+
+  bool pumpSends(Peer& p);
+  Status pumpRecvs(Peer& p, bool* moved);
+  Status checkStalled(Peer& p);
+  Status pumpPeer(Peer& p, bool* moved);
+  void ringDoorbell(ControlBlock* cb, bool forceWake);
+  void markState(PeerState s);
+  Doorbell* bell() { return own_ ? &own_->control()->doorbell : &localBell_; }
+
+  int rank_ = 0;
+  int nranks_ = 1;
+  std::string commTag_;
+  const std::atomic<bool>* abortFlag_ = nullptr;
+  uint64_t ringBytes_ = 0;
+  int64_t spinUs_ = 0;  // LOOM_SPIN_US, read once
+  bool ownNameLinked_ = false;
+  std::unique_ptr<Mapping> own_;  // our segment: control block + rings into us
+  std::vector<Peer> peers_;
+  std::vector<int> peerIndex_;  // by rank, -1: not served
+  uint32_t lastSeenSeq_ = 0;    // our doorbell when the last progress() started
+  std::atomic<uint64_t> wakeCount_{0};
+  uint64_t wakeSeen_ = 0;
+  Doorbell localBell_{};  // wait()/wake() without peers (no segment)
+};
+
+}  // namespace loom::transport::shm
