@@ -1,0 +1,113 @@
+// TCP transport (DESIGN.md "Transports"): K non-blocking sockets per peer (LOOM_TCP_NSOCKS),
+// TCP_NODELAY, authenticated at setup with the communicator's tag.
+//
+// Wire format. Each direction of a peer pair is a FIFO of messages (one per posted Request). A
+// message is cut into pieces of P bytes (LOOM_TCP_PIECE_BYTES; a zero-byte message is one empty
+// piece, so it still orders and synchronises). Pieces are numbered globally per direction and
+// piece g travels on socket g % K, so each socket carries pieces s, s+K, s+2K, ... in order and
+// the receiver, which posts the same message sizes, knows where every piece goes without any
+// reassembly buffer. Each piece starts with a 16-byte header (message sequence number, piece
+// index, message size): a receiver whose posted size differs from what the sender posted gets a
+// clear error instead of corrupt data.
+//
+// Data path. progress() sends with sendmsg(header, user bytes) and receives with
+// readv(header, user bytes) straight into the destination. A receive with an operand reduces on
+// arrival: bytes land in a per-socket staging buffer and whole elements are reduced into dst
+// (dst = operand (op) incoming) with loom::kernels::reduce; a partial element waits in staging.
+// Pieces are multiples of every element size, so elements never straddle sockets.
+//
+// Threads: no progress thread of its own. The Executor's thread calls post/progress/wait; wait()
+// poll()s the sockets that have work (POLLIN for posted receives, POLLOUT for pending sends) plus
+// an eventfd that wake() signals from any thread.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "core/socket.h"
+#include "transports/transport.h"
+
+namespace loom::transport::tcp {
+
+struct PieceHeader {
+  uint32_t seq;    // message sequence number (low 32 bits)
+  uint32_t piece;  // piece index within the message
+  uint64_t bytes;  // message size as the sender posted it
+};
+static_assert(sizeof(PieceHeader) == 16, "wire header is 16 bytes");
+
+class TcpTransport final : public Transport {
+ public:
+  struct PeerConfig {
+    int rank = -1;
+    PeerIdentity id;
+    uint64_t pieceBytes = 0;
+    std::vector<net::Fd> socks;  // K connected, non-blocking sockets
+  };
+  TcpTransport(int rank, PeerIdentity self, std::vector<PeerConfig> peers, int nranks);
+  ~TcpTransport() override;
+
+  Capabilities caps() const override;
+  Status post(int peer, Request* req) override;
+  Status progress(bool* progressed) override;
+  Status wait(int64_t timeoutUs) override;
+  Status checkPeers() override;
+  void wake() override;
+
+  Status initWakeFd();
+
+  // Rough constants (not calibrated per machine): loopback stream of one process pair on a
+  // 2-core VM, see the report in transports/tcp/README or the perf results.
+  static constexpr double kBandwidthGBs = 1.5;
+  static constexpr double kLatencyUs = 25.0;
+
+ private:
+  struct Item {
+    Request* req;
+    uint64_t seq;
+    uint64_t first;    // global index of its first piece
+    uint64_t npieces;  // >= 1
+  };
+  struct Cursor {
+    uint64_t g = 0;     // next global piece this socket moves
+    uint64_t item = 0;  // absolute index of the Item holding g (advanced lazily)
+    uint32_t hdrDone = 0;
+    uint64_t off = 0;  // payload bytes of piece g moved (received, for receives)
+    PieceHeader hdr{};
+  };
+  struct Stream {
+    std::deque<Item> q;
+    uint64_t base = 0;  // absolute index of q.front()
+    uint64_t nextPiece = 0;
+    uint64_t nextSeq = 0;
+    std::vector<Cursor> cur;  // per socket
+  };
+  struct Peer {
+    int rank = -1;
+    PeerIdentity id;
+    uint64_t P = 0;
+    std::vector<net::Fd> socks;
+    std::vector<std::vector<uint8_t>> staging;  // per socket, receives with an operand
+    std::vector<size_t> fill;                   // bytes in staging not yet reduced
+    Stream out, in;
+  };
+
+  Item* locate(Stream& st, Cursor& c);
+  uint64_t pieceLen(const Peer& p, const Item& it, uint64_t k) const;
+  Status pumpSend(Peer& p, size_t s, bool* moved);
+  Status pumpRecv(Peer& p, size_t s, bool* moved);
+  Status receivePiece(Peer& p, size_t s, Item& it, bool* pieceDone, size_t* movedBytes);
+  void settle(Peer& p, Stream& st, bool recv);
+  Status peerError(const Peer& p, const Status& s);
+
+  int rank_;
+  int nranks_;
+  PeerIdentity self_;
+  std::deque<Peer> peers_;  // deque: Peer is not cheaply movable
+  std::vector<int> index_;  // rank -> peers_ index, -1 if not served
+  net::Fd wakeFd_;
+  Status error_;
+};
+
+}  // namespace loom::transport::tcp
