@@ -137,7 +137,7 @@ int runForked(int nranks, int timeoutSec, const std::function<int(Coord&)>& body
           killTime = std::chrono::steady_clock::now();
           terminateAll(pids, done);
         }
-        if (rc > result) result = rc;
+        if (rc != 0 && result == 0) result = rc;  // the first failure, not the ones we stopped
       }
       continue;
     }

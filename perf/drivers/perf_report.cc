@@ -63,7 +63,7 @@ void Report::header() {
                 all[r].host);
   }
   std::printf("#\n");
-  std::printf("# %58s%-35s%s\n", "", "out-of-place", "in-place");
+  std::printf("#%63s%38s\n", "out-of-place", "in-place");
   std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size",
               "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
               "busbw", "#wrong");

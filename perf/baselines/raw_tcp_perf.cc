@@ -112,7 +112,7 @@ int run(const Options& opts, int fd, bool leader) {
   size_t most = opts.maxBytes > 0 ? opts.maxBytes : 1;
   std::vector<char> out(most, 'x'), in(most);
   if (leader) {
-    std::printf("# tcp_stream_perf: 2 processes, one loopback TCP socket, TCP_NODELAY\n");
+    std::printf("# raw_tcp_perf: 2 processes, one loopback TCP socket, TCP_NODELAY\n");
     std::printf("# %10s  %7s  %9s  %7s  %9s  %7s\n", "size", "iters", "uni", "", "bidir", "");
     std::printf("# %10s  %7s  %9s  %7s  %9s  %7s\n", "(B)", "", "(us/msg)", "(GB/s)", "(us/msg)",
                 "(GB/s/dir)");

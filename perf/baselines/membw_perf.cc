@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   std::memset(buf.a, 1, most);
   std::memset(buf.b, 2, most);
   std::memset(buf.dst, 0, most);
-  std::printf("# mem_perf: one process, one core; loom reduce kernel ISA: %s\n",
+  std::printf("# membw_perf: one process, one core; loom reduce kernel ISA: %s\n",
               loom::kernels::isaName());
   std::printf("# %10s  %9s  %7s  %9s  %7s  %9s  %7s\n", "size", "memcpy", "", "reduce", "",
               "loom-red", "");

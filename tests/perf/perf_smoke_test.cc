@@ -1,0 +1,190 @@
+// The perf drivers run a tiny sweep (8 B .. 64 KiB, 2 ranks) and print an nccl-tests table that
+// parses, with #wrong = 0 on every row, a closing "Avg bus bandwidth" line and exit status 0.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string out;
+};
+
+Run runCommand(const std::string& cmd) {
+  Run r;
+  std::FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  return r;
+}
+
+struct Row {
+  long size = 0;
+  long count = 0;
+  std::string type, redop;
+  int root = 0;
+  std::vector<std::string> oop, ip;  // time algbw busbw #wrong
+};
+
+// Parses the table rows (non-# lines with 13 fields).
+bool parseTable(const std::string& out, std::vector<Row>* rows, double* avgBusbw) {
+  std::istringstream in(out);
+  std::string line;
+  bool sawAvg = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("# Avg bus bandwidth", 0) == 0) {
+      *avgBusbw = std::atof(line.substr(line.find(':') + 1).c_str());
+      sawAvg = true;
+    }
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    std::vector<std::string> t;
+    std::string tok;
+    while (f >> tok) t.push_back(tok);
+    if (t.size() != 13) continue;  // not a table row (e.g. a launcher note)
+    Row r;
+    r.size = std::atol(t[0].c_str());
+    r.count = std::atol(t[1].c_str());
+    r.type = t[2];
+    r.redop = t[3];
+    r.root = std::atoi(t[4].c_str());
+    r.oop.assign(t.begin() + 5, t.begin() + 9);
+    r.ip.assign(t.begin() + 9, t.end());
+    rows->push_back(r);
+  }
+  return sawAvg;
+}
+
+std::string driver(const std::string& coll) {
+  return std::string(LOOM_PERF_BIN_DIR) + "/" + coll + "_perf";
+}
+
+const char* const kSweep = " -b 8 -e 64K -f 2 -n 3 -w 1 -c 1";
+
+void expectCleanTable(const Run& run, const std::string& coll, bool inPlace) {
+  ASSERT_EQ(run.status, 0) << run.out;
+  std::vector<Row> rows;
+  double avg = -1;
+  ASSERT_TRUE(parseTable(run.out, &rows, &avg)) << "no 'Avg bus bandwidth' line:\n" << run.out;
+  ASSERT_GE(rows.size(), 10u) << run.out;
+  EXPECT_GT(avg, 0.0);
+  EXPECT_EQ(rows.back().size, 65536) << run.out;
+  for (const Row& r : rows) {
+    EXPECT_EQ(r.type, "float");
+    EXPECT_EQ(r.oop[3], "0") << coll << " out-of-place size " << r.size << "\n" << run.out;
+    EXPECT_GT(std::atof(r.oop[2].c_str()), 0.0) << "busbw of size " << r.size;
+    if (inPlace) {
+      EXPECT_EQ(r.ip[3], "0") << coll << " in-place size " << r.size << "\n" << run.out;
+    } else {
+      EXPECT_EQ(r.ip[0], "N/A");
+    }
+  }
+  EXPECT_NE(run.out.find("# Out of bounds values : 0 OK"), std::string::npos);
+}
+
+class DriverTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DriverTest, TinySweepTwoRanksHasNoWrongElements) {
+  std::string coll = GetParam();
+  Run run = runCommand(driver(coll) + " --ranks 2 --timeout 120" + kSweep);
+  bool inPlace = coll != "alltoall" && coll != "sendrecv";
+  expectCleanTable(run, coll, inPlace);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDrivers, DriverTest,
+                         ::testing::Values("all_reduce", "all_gather", "reduce_scatter",
+                                           "broadcast", "reduce", "alltoall", "sendrecv"));
+
+TEST(PerfDriver, JsonLinesMatchTheTable) {
+  std::string json = ::testing::TempDir() + "/perf_smoke_" + std::to_string(getpid()) + ".json";
+  std::remove(json.c_str());
+  Run run =
+      runCommand(driver("all_reduce") + " --ranks 2 --timeout 120 -b 1K -e 4K -f 2 -J " + json);
+  ASSERT_EQ(run.status, 0) << run.out;
+  std::ifstream in(json);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_NE(line.find("\"coll\":\"all_reduce\""), std::string::npos) << line;
+    EXPECT_NE(line.find("\"nranks\":2"), std::string::npos) << line;
+    EXPECT_NE(line.find("\"wrong\":0"), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, 3);  // 1K, 2K, 4K
+  std::remove(json.c_str());
+}
+
+TEST(PerfDriver, RejectsUnknownFlagsWithStatus2) {
+  Run run = runCommand(driver("all_reduce") + " -Q 3");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("unknown flag -Q"), std::string::npos) << run.out;
+}
+
+TEST(PerfDriver, AllTypesAndOpsCheckExactly) {
+  Run run = runCommand(driver("all_reduce") +
+                       " --ranks 3 --timeout 120 -b 64 -e 4K -f 4 -n 2 -d all -o all");
+  ASSERT_EQ(run.status, 0) << run.out;
+  std::vector<Row> rows;
+  double avg = 0;
+  ASSERT_TRUE(parseTable(run.out, &rows, &avg));
+  EXPECT_EQ(rows.size(), 10u * 5u * 4u) << run.out;  // types x ops x sizes (64, 256, 1K, 4K)
+  for (const Row& r : rows) {
+    EXPECT_EQ(r.oop[3], "0") << r.type << " " << r.redop << " " << r.size;
+    EXPECT_EQ(r.ip[3], "0") << r.type << " " << r.redop << " " << r.size;
+  }
+}
+
+TEST(PerfDriver, GlooBaselineBackends) {
+#ifdef LOOM_PERF_WITH_GLOO
+  for (const char* backend : {"gloo_ring", "gloo_hd"}) {
+    Run run =
+        runCommand(driver("all_reduce") + " --ranks 2 --timeout 120 --backend " + backend + kSweep);
+    ASSERT_NE(run.out.find(std::string("backend: ") + backend), std::string::npos) << run.out;
+    expectCleanTable(run, "all_reduce", true);
+  }
+#else
+  GTEST_SKIP() << "Gloo (libgloo-dev) not found at configure time";
+#endif
+}
+
+#ifdef LOOM_PERF_WITH_MPI
+std::string mpirun() {
+  std::string exe = LOOM_MPIEXEC;
+  if (exe.empty() || access(exe.c_str(), X_OK) != 0) return "";
+  return exe + " -np 2 --allow-run-as-root --oversubscribe ";
+}
+
+TEST(PerfDriverMpi, AllReduceUnderMpirun) {
+  std::string launcher = mpirun();
+  if (launcher.empty()) GTEST_SKIP() << "mpirun not found (" << LOOM_MPIEXEC << ")";
+  Run run = runCommand(launcher + driver("all_reduce") + kSweep);
+  ASSERT_NE(run.out.find("launcher: mpi"), std::string::npos) << run.out;
+  expectCleanTable(run, "all_reduce", true);
+}
+
+TEST(PerfDriverMpi, MpiBaselineBackend) {
+  std::string launcher = mpirun();
+  if (launcher.empty()) GTEST_SKIP() << "mpirun not found (" << LOOM_MPIEXEC << ")";
+  Run run = runCommand(launcher + driver("all_reduce") + " --backend mpi" + kSweep);
+  ASSERT_NE(run.out.find("backend: mpi"), std::string::npos) << run.out;
+  expectCleanTable(run, "all_reduce", true);
+}
+#else
+TEST(PerfDriverMpi, AllReduceUnderMpirun) {
+  GTEST_SKIP() << "built without MPI (LOOM_WITH_MPI=OFF)";
+}
+#endif
+
+}  // namespace
