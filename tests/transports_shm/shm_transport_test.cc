@@ -145,6 +145,43 @@ TEST(ShmTransport, ThousandsOfQueuedMessagesStayInOrderThroughATinyRing) {
   expectAllOk(out);
 }
 
+// Regression: a receiver that consumed a message's last bytes before the sender published the
+// padded head once read the next header before it was written.
+TEST(ShmTransport, PingPongOfOddSizes) {
+  constexpr int kIters = 3000;
+  auto out = runRanks(2, [&](RankCtx& ctx) -> std::string {
+    std::unique_ptr<Transport> t;
+    RANK_OK(ctx, transport::createShmTransport(ctx.setupArgs(), &t));
+    int peer = 1 - ctx.rank;
+    std::vector<uint8_t> in(200), outb(200);
+    for (int m = 0; m < kIters; ++m) {
+      uint64_t n = 1 + (m * 7) % 150;
+      fillPattern(outb.data(), n, ctx.rank, peer, m);
+      Request s, r;
+      s.kind = Request::kSend;
+      s.src = outb.data();
+      s.bytes = n;
+      r.kind = Request::kRecv;
+      r.dst = in.data();
+      r.bytes = n;
+      if (ctx.rank == 0) {
+        RANK_OK(ctx, t->post(peer, &s));
+        RANK_OK(ctx, drive(t.get(), {&s}, 20000));
+      }
+      RANK_OK(ctx, t->post(peer, &r));
+      RANK_OK(ctx, drive(t.get(), {&r}, 20000));
+      std::string bad = checkPattern(in.data(), n, peer, ctx.rank, m);
+      RANK_CHECK(ctx, bad.empty(), bad);
+      if (ctx.rank == 1) {
+        RANK_OK(ctx, t->post(peer, &s));
+        RANK_OK(ctx, drive(t.get(), {&s}, 20000));
+      }
+    }
+    return "";
+  });
+  expectAllOk(out);
+}
+
 // Ring pass with reduce-on-arrival: rank r sends x_r to r+1 and receives dst = mine + x_{r-1}.
 TEST(ShmTransport, ReduceOnArrivalFloatSum) {
   const std::vector<size_t> counts = {0, 1, 15, 1000, 3 * (1 << 20) + 5};  // last > 4 MiB ring

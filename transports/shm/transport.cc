@@ -95,12 +95,12 @@ bool ShmTransport::pumpSends(Peer& p) {
   const uint64_t ring = p.sendRingBytes;
   bool moved = false;
   // Free bytes as far as we know; re-reads the receiver's tail only when that is not enough.
+  // (The tail never passes our head: the receiver skips a message's padding only after we moved
+  // our private head past it.)
   auto freeBytes = [&](uint64_t need) -> uint64_t {
-    uint64_t used = p.sendHead - p.sendTailSeen;
-    if (used + need > ring) {
+    if (p.sendTailSeen + ring < p.sendHead + need)
       p.sendTailSeen = p.sendCtr->tail.load(std::memory_order_acquire);
-      used = p.sendHead - p.sendTailSeen;
-    }
+    uint64_t used = p.sendHead - std::min(p.sendTailSeen, p.sendHead);
     return used >= ring ? 0 : ring - used;
   };
   while (!p.sends.empty()) {
@@ -130,6 +130,7 @@ bool ShmTransport::pumpSends(Peer& p) {
       r->doneBytes += n;
       moved = true;
       p.sendCtr->head.store(p.sendHead, std::memory_order_release);
+      nudgeIfSleeping(p);
     }
     if (r->doneBytes < r->bytes) break;
     // Padding to the next slot is never written; it only moves the cursor.
@@ -144,10 +145,12 @@ bool ShmTransport::pumpSends(Peer& p) {
 
 Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
   const uint64_t ring = ringBytes_;
+  // Bytes published beyond our tail. The tail may run ahead of the head we last saw: at a
+  // message's end we skip its padding before the sender has published the padded head.
   auto avail = [&](uint64_t need) -> uint64_t {
-    if (p.recvHeadSeen - p.recvTail < need)
+    if (p.recvHeadSeen < p.recvTail + need)
       p.recvHeadSeen = p.recvCtr->head.load(std::memory_order_acquire);
-    return p.recvHeadSeen - p.recvTail;
+    return p.recvHeadSeen > p.recvTail ? p.recvHeadSeen - p.recvTail : 0;
   };
   while (!p.recvs.empty()) {
     Request* r = p.recvs.front();
@@ -183,6 +186,7 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
       r->doneBytes += n;
       *moved = true;
       p.recvCtr->tail.store(p.recvTail, std::memory_order_release);
+      nudgeIfSleeping(p);
     }
     if (r->doneBytes < r->bytes) break;
     p.recvTail = alignUp(p.recvTail, kSlot);
@@ -238,6 +242,13 @@ void ShmTransport::ringDoorbell(ControlBlock* cb, bool forceWake) {
   if (forceWake || cb->doorbell.sleeping.load(std::memory_order_seq_cst)) {
     futexWake(&cb->doorbell.seq);
   }
+}
+
+// Mid-stream, after publishing a slice: a peer asleep in wait() is woken now so that it works in
+// parallel with us (progress() rings the doorbell once more at its end in any case).
+void ShmTransport::nudgeIfSleeping(Peer& p) {
+  ControlBlock* cb = p.remote->control();
+  if (cb->doorbell.sleeping.load(std::memory_order_relaxed)) ringDoorbell(cb, /*forceWake=*/false);
 }
 
 Status ShmTransport::wait(int64_t timeoutUs) {

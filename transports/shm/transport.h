@@ -94,6 +94,7 @@ class ShmTransport final : public Transport {
   Status checkStalled(Peer& p);
   Status pumpPeer(Peer& p, bool* moved);
   void ringDoorbell(ControlBlock* cb, bool forceWake);
+  void nudgeIfSleeping(Peer& p);
   void markState(PeerState s);
   Doorbell* bell() { return own_ ? &own_->control()->doorbell : &localBell_; }
 
