@@ -1,6 +1,10 @@
 #include "api/comm.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -192,6 +196,8 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
   return Status();
 }
 
+Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops);
+
 namespace {
 
 uint64_t avgElems(const loomComm* c, const OpDesc& o) {
@@ -202,7 +208,40 @@ uint64_t avgElems(const loomComm* c, const OpDesc& o) {
 
 }  // namespace
 
+namespace {
+
+bool processGone(int pid) {
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  // A zombie (dead, not yet reaped) counts as gone.
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(f, line);
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+// A failure often cascades: rank 2 dies, rank 3 notices and leaves, and rank 0 then sees rank 3
+// leave. Name the root cause: same-host peers whose process is gone.
+Status rootCause(const loomComm* c, Status s) {
+  if (s.code() != Code::kRemoteError) return s;
+  std::string dead;
+  for (const PeerIdentity& id : c->ids) {
+    if (id.rank == c->rank || !id.sameHostAs(c->ids[c->rank])) continue;
+    if (processGone(id.pid)) dead += (dead.empty() ? "" : ", ") + id.describe();
+  }
+  if (dead.empty() || s.message().find(dead) != std::string::npos) return s;
+  return remoteError(dead, dead.find(", ") == std::string::npos ? " is" : " are",
+                     " no longer running (first seen as: ", s.message(), ")");
+}
+
+}  // namespace
+
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
+  Status s = runOpsOnce(c, ops);
+  return s.ok() ? s : rootCause(c, std::move(s));
+}
+
+Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
   sched::ExecContext ctx;
   ctx.rank = c->rank;
   ctx.transportOf = c->transportOf;
