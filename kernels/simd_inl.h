@@ -20,7 +20,6 @@ struct VecOf {
 template <typename T>
 using Vec = typename VecOf<T>::type;
 using VecF = Vec<float>;
-using VecHalf16 = VecOf<uint16_t, LOOM_VB / 2>::type;  // one VecF's worth of 16-bit values
 
 template <typename V, typename T>
 inline V vld(const T* p) {
@@ -33,32 +32,28 @@ inline void vst(T* p, V v) {
   __builtin_memcpy(p, &v, sizeof(V));
 }
 
-inline VecF loadBf16Vec(const uint16_t* p) {
-  auto w = __builtin_convertvector(vld<VecHalf16>(p), Vec<uint32_t>);
-  return reinterpret_cast<VecF>(w << 16);
+// bfloat16 without shuffles: a vector of 32-bit lanes holds two bf16 values; the even one
+// (low half) widens with a shift, the odd one (high half) with a mask. The op runs on both float
+// vectors and the two rounded results are merged back into the same lanes, so the element order
+// never changes and no cross-lane instruction is needed.
+using VecU32 = Vec<uint32_t>;
+inline VecF bf16Even(VecU32 x) { return reinterpret_cast<VecF>(x << 16); }
+inline VecF bf16Odd(VecU32 x) { return reinterpret_cast<VecF>(x & 0xffff0000u); }
+// Rounds each float to bfloat16 (nearest even; NaN made quiet) in the upper 16 bits of its lane.
+inline VecU32 bf16RoundHigh(VecF f) {
+  auto x = reinterpret_cast<VecU32>(f);
+  VecU32 rounded = x + 0x7fffu + ((x >> 16) & 1u);
+  VecU32 quiet = x | 0x400000u;
+  return f != f ? quiet : rounded;
 }
-inline void storeBf16Vec(uint16_t* p, VecF f) {
-  auto x = reinterpret_cast<Vec<uint32_t>>(f);
-  Vec<uint32_t> rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-  Vec<uint32_t> quiet = (x >> 16) | 0x40u;
-  Vec<uint32_t> r = f != f ? quiet : rounded;
-  vst(p, __builtin_convertvector(r, VecHalf16));
+inline VecU32 bf16Merge(VecF even, VecF odd) {
+  return (bf16RoundHigh(even) >> 16) | (bf16RoundHigh(odd) & 0xffff0000u);
 }
 
 struct HalfVec : HalfCvt {
   static VecF load(const uint16_t* p) { return loadHalfVec(p); }
   static void store(uint16_t* p, VecF v) { storeHalfVec(p, v); }
 };
-struct Bf16Vec : Bf16Cvt {
-  static VecF load(const uint16_t* p) { return loadBf16Vec(p); }
-  static void store(uint16_t* p, VecF v) { storeBf16Vec(p, v); }
-};
-template <class Cvt>
-struct VecCvt;
-template <>
-struct VecCvt<HalfCvt> : HalfVec {};
-template <>
-struct VecCvt<Bf16Cvt> : Bf16Vec {};
 
 struct SimdKernels {
   // Four vectors per iteration keeps enough loads in flight to stay memory-bound. dst may equal a
@@ -84,7 +79,11 @@ struct SimdKernels {
 
   template <class Cvt, class Op>
   static void conv(uint16_t* d, const uint16_t* a, const uint16_t* b, size_t n) {
-    using C = VecCvt<Cvt>;
+    if constexpr (std::is_same_v<Cvt, Bf16Cvt>) {
+      bf16<Op>(d, a, b, n);
+      return;
+    }
+    using C = HalfVec;
     constexpr size_t kW = sizeof(VecF) / sizeof(float);
     size_t i = 0;
     for (; i + 2 * kW <= n; i += 2 * kW) {
@@ -106,12 +105,38 @@ struct SimdKernels {
     scalarDivFloat<T>(p + i, n - i, divisor);
   }
 
+  template <class Op>
+  static void bf16(uint16_t* d, const uint16_t* a, const uint16_t* b, size_t n) {
+    constexpr size_t kW = sizeof(VecU32) / sizeof(uint16_t);
+    size_t i = 0;
+    for (; i + 2 * kW <= n; i += 2 * kW) {
+      VecU32 x0 = vld<VecU32>(a + i), x1 = vld<VecU32>(a + i + kW);
+      VecU32 y0 = vld<VecU32>(b + i), y1 = vld<VecU32>(b + i + kW);
+      vst(d + i,
+          bf16Merge(Op::apply(bf16Even(x0), bf16Even(y0)), Op::apply(bf16Odd(x0), bf16Odd(y0))));
+      vst(d + i + kW,
+          bf16Merge(Op::apply(bf16Even(x1), bf16Even(y1)), Op::apply(bf16Odd(x1), bf16Odd(y1))));
+    }
+    for (; i + kW <= n; i += kW) {
+      VecU32 x = vld<VecU32>(a + i), y = vld<VecU32>(b + i);
+      vst(d + i, bf16Merge(Op::apply(bf16Even(x), bf16Even(y)), Op::apply(bf16Odd(x), bf16Odd(y))));
+    }
+    scalarConv<Bf16Cvt, Op>(d + i, a + i, b + i, n - i);
+  }
+
   template <class Cvt>
   static void divConv(uint16_t* p, size_t n, float divisor) {
-    using C = VecCvt<Cvt>;
-    constexpr size_t kW = sizeof(VecF) / sizeof(float);
     size_t i = 0;
-    for (; i + kW <= n; i += kW) C::store(p + i, C::load(p + i) / divisor);
+    if constexpr (std::is_same_v<Cvt, Bf16Cvt>) {
+      constexpr size_t kW = sizeof(VecU32) / sizeof(uint16_t);
+      for (; i + kW <= n; i += kW) {
+        VecU32 x = vld<VecU32>(p + i);
+        vst(p + i, bf16Merge(bf16Even(x) / divisor, bf16Odd(x) / divisor));
+      }
+    } else {
+      constexpr size_t kW = sizeof(VecF) / sizeof(float);
+      for (; i + kW <= n; i += kW) HalfVec::store(p + i, HalfVec::load(p + i) / divisor);
+    }
     scalarDivConv<Cvt>(p + i, n - i, divisor);
   }
 
