@@ -2,6 +2,7 @@
 #include "transports/shm/transport.h"
 
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -262,8 +263,10 @@ Status ShmTransport::wait(int64_t timeoutUs) {
   const auto deadline = start + std::chrono::microseconds(std::max<int64_t>(timeoutUs, 0));
   const auto spinEnd = std::min(deadline, start + std::chrono::microseconds(spinUs_));
   Status st;
+  // Spin briefly, yielding: with more ranks than cores the peer we wait for may need this core.
   while (!ready() && Clock::now() < spinEnd) {
-    for (int i = 0; i < 64; ++i) cpuRelax();
+    for (int i = 0; i < 16 && !ready(); ++i) cpuRelax();
+    if (!ready()) sched_yield();
   }
   if (!ready()) {
     d->sleeping.store(1, std::memory_order_seq_cst);
