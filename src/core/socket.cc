@@ -107,8 +107,14 @@ bool ifnameMatches(const std::string& spec, const std::string& name) {
 
 namespace {
 
-Status collect(const std::string& spec, int family, bool wantLoopback,
-               std::vector<Interface>* out) {
+// Default selection (empty spec) in three tiers: ordinary interfaces, then virtual bridges that
+// usually do not reach other hosts (docker*, virbr*), then loopback.
+int defaultTier(const char* name, bool loopback) {
+  if (loopback) return 2;
+  return ifnameMatches("docker,virbr", name) ? 1 : 0;
+}
+
+Status collect(const std::string& spec, int family, int tier, std::vector<Interface>* out) {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return errnoStatus("getifaddrs", errno);
   for (int pass : {AF_INET, AF_INET6}) {
@@ -117,7 +123,7 @@ Status collect(const std::string& spec, int family, bool wantLoopback,
       if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != pass) continue;
       if ((a->ifa_flags & IFF_UP) == 0) continue;
       bool loop = (a->ifa_flags & IFF_LOOPBACK) != 0;
-      if (spec.empty() && loop != wantLoopback) continue;
+      if (spec.empty() && defaultTier(a->ifa_name, loop) != tier) continue;
       if (!ifnameMatches(spec, a->ifa_name)) continue;
       Interface itf;
       itf.name = a->ifa_name;
@@ -139,8 +145,9 @@ Status collect(const std::string& spec, int family, bool wantLoopback,
 
 Status findInterfaces(const std::string& spec, int family, std::vector<Interface>* out) {
   out->clear();
-  LOOM_CHECK(collect(spec, family, false, out));
-  if (out->empty() && spec.empty()) LOOM_CHECK(collect(spec, family, true, out));
+  for (int tier = 0; tier < (spec.empty() ? 3 : 1) && out->empty(); ++tier) {
+    LOOM_CHECK(collect(spec, family, tier, out));
+  }
   return Status();
 }
 

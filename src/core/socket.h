@@ -52,7 +52,8 @@ bool ifnameMatches(const std::string& spec, const std::string& name);
 
 // Up interfaces with an IPv4 or IPv6 address (IPv6 link-local skipped), in getifaddrs order (IPv4
 // before IPv6), selected by `spec`; `family` AF_INET/AF_INET6 restricts, 0 accepts both. An empty
-// spec means: every non-loopback interface, else loopback.
+// spec means: every non-loopback interface except docker*/virbr* bridges, else those bridges,
+// else loopback.
 Status findInterfaces(const std::string& spec, int family, std::vector<Interface>* out);
 // First interface of findInterfaces(params::socketIfname(), LOOM_SOCKET_FAMILY); errors say what
 // the spec matched.

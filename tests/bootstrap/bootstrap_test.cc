@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "bootstrap/fork_ranks.h"
@@ -113,6 +114,32 @@ TEST(Bootstrap, ManyCommunicatorsConcurrentlyAndSequentially) {
     auto res = threadRanks(12, [&](int t) { return exercise(ids[t / 3], t % 3, 3); });
     EXPECT_EQ(failures(res), "") << "round " << round;
   }
+}
+
+int openFds() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+    n += e.exists() ? 1 : 0;
+  return n;
+}
+
+// Communicators come and go in one process: the root threads exit after serving and nothing
+// stays open.
+TEST(Bootstrap, NoDescriptorLeftBehind) {
+  auto once = [] {
+    Id id = newId();
+    auto res = threadRanks(3, [&](int r) { return exercise(id, r, 3); });
+    EXPECT_EQ(failures(res), "");
+  };
+  once();  // warm-up (gtest, logging, first-use allocations)
+  int before = openFds();
+  for (int i = 0; i < 5; ++i) once();
+  int after = openFds();
+  for (int i = 0; i < 200 && after > before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    after = openFds();
+  }
+  EXPECT_EQ(after, before);
 }
 
 TEST(Bootstrap, WrongJobKeyIsRefusedAndLogged) {

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "kernels/reduce.h"
@@ -15,10 +16,13 @@ namespace {
 using transport::Request;
 
 // Every rank sends `bytes` to every other rank and receives from each, all posted at once.
+// nsocks/pieceBytes > 0 set LOOM_TCP_NSOCKS / LOOM_TCP_PIECE_BYTES (forked ranks only).
 std::string allToAll(const UniqueId& id, int rank, int n, uint64_t bytes, int nsocks,
                      int pieceBytes) {
-  setEnvForRank("LOOM_TCP_NSOCKS", std::to_string(nsocks));
-  setEnvForRank("LOOM_TCP_PIECE_BYTES", std::to_string(pieceBytes));
+  if (nsocks > 0) {  // forked ranks only: the environment is per process
+    setEnvForRank("LOOM_TCP_NSOCKS", std::to_string(nsocks));
+    setEnvForRank("LOOM_TCP_PIECE_BYTES", std::to_string(pieceBytes));
+  }
   TcpRank tr;
   RANK_OK(setupTcpRank(id, rank, n, &tr));
   std::vector<std::vector<uint8_t>> in(n), out(n);
@@ -321,6 +325,32 @@ TEST(TcpTransport, WrongCommunicatorTokenIsRefusedAndLogged) {
   EXPECT_EQ(failures(res), "");
   EXPECT_NE(err.find("refused connection from"), std::string::npos) << err;
   EXPECT_NE(err.find("wrong communicator token"), std::string::npos) << err;
+}
+
+int openFds() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
+    n += e.exists() ? 1 : 0;
+  return n;
+}
+
+// Ranks as threads of one process, communicators made and destroyed repeatedly: contents are
+// right and no descriptor stays open.
+TEST(TcpTransport, ThreadRanksAndNoDescriptorLeft) {
+  auto once = [] {
+    UniqueId id = newUniqueId();
+    auto res = threadRanks(3, [&](int r) { return allToAll(id, r, 3, (1 << 20) + 3, 0, 0); });
+    EXPECT_EQ(failures(res), "");
+  };
+  once();
+  int before = openFds();
+  for (int i = 0; i < 4; ++i) once();
+  int after = openFds();
+  for (int i = 0; i < 200 && after > before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    after = openFds();
+  }
+  EXPECT_EQ(after, before);
 }
 
 TEST(TcpTransport, BadPostArguments) {
