@@ -15,26 +15,28 @@ namespace {
 struct TreeChunk {
   const TreeNode* node;
   uint64_t off, bytes;
+  int last = -1, up = -1;  // up phase: last reduction and the send to the parent
 };
 
-// One chunk of one tree. `in` is where this rank's own contribution is.
-void treeChunk(Schedule* out, const TreeChunk& c, uint16_t in) {
+// Up phase of one chunk of one tree: reduce the children's chunks into the receive buffer (the
+// first on top of this rank's own input `in`) and send the sum to the parent.
+void treeUp(Schedule* out, TreeChunk* c, uint16_t in) {
   using sched::kBufRecv;
-  const TreeNode& t = *c.node;
-  int last = -1;
   uint16_t src = in;
-  for (int child : t.children) {
-    last = out->recvReduce(child, {src, c.off}, {kBufRecv, c.off}, c.bytes, {last});
+  for (int child : c->node->children) {
+    c->last = out->recvReduce(child, {src, c->off}, {kBufRecv, c->off}, c->bytes, {c->last});
     src = kBufRecv;
   }
-  if (t.parent >= 0) {
-    int up = out->send(t.parent, {src, c.off}, c.bytes, {last});
-    // Overwrites what `up` read (and, in place, the input): wait for the send.
-    last = out->recv(t.parent, {kBufRecv, c.off}, c.bytes, {up});
-  } else if (t.children.empty() && src != kBufRecv) {
-    last = out->copy({src, c.off}, {kBufRecv, c.off}, c.bytes);
-  }
-  for (int child : t.children) out->send(child, {kBufRecv, c.off}, c.bytes, {last});
+  if (c->node->parent >= 0) c->up = out->send(c->node->parent, {src, c->off}, c->bytes, {c->last});
+}
+
+// Down phase: receive the final chunk from the parent (over what `up` read, so after it) and pass
+// it to the children.
+void treeDown(Schedule* out, TreeChunk* c) {
+  using sched::kBufRecv;
+  if (c->node->parent >= 0)
+    c->last = out->recv(c->node->parent, {kBufRecv, c->off}, c->bytes, {c->up});
+  for (int child : c->node->children) out->send(child, {kBufRecv, c->off}, c->bytes, {c->last});
 }
 
 }  // namespace
@@ -56,12 +58,29 @@ Status buildAllReduceTree(const CollArgs& a, const Group& g, Schedule* out) {
   const TreeNode trees[2] = {doubleTreeNode(r, p, 0), doubleTreeNode(r, p, 1)};
   const uint64_t chunks = loopsFor(a.count, es, 2 * a.chunkBytes);
   const uint16_t in = a.inPlace ? kBufRecv : kBufSend;
+  // Messages to one peer are FIFO, and a pair may carry up traffic in one tree and down traffic in
+  // the other. Steps are therefore ordered by when they can run: slot s holds the up phase of
+  // chunk s and the down phase of chunk s - lag, lag = a round trip through the deepest tree, so
+  // an early up message never waits behind a down message that is not ready yet.
+  int depth = 1;
+  while ((1 << depth) <= p) ++depth;
+  const uint64_t lag = 2 * depth;
+  std::vector<TreeChunk> st(2 * chunks);
   for (uint64_t c = 0; c < chunks; ++c) {
     for (int t = 0; t < 2; ++t) {
       Range half = piece(a.count, 2, t);
       Range k = piece(half.count, chunks, c);
-      if (k.count == 0) continue;
-      treeChunk(out, {&trees[t], (half.first + k.first) * es, k.count * es}, in);
+      st[2 * c + t] = TreeChunk{&trees[t], (half.first + k.first) * es, k.count * es};
+    }
+  }
+  for (uint64_t s = 0; s < chunks + lag; ++s) {
+    for (int t = 0; t < 2; ++t)
+      if (s < chunks && st[2 * s + t].bytes) treeUp(out, &st[2 * s + t], in);
+    for (int t = 0; t < 2; ++t) {
+      if (s < lag || s - lag >= chunks) continue;
+      TreeChunk& c = st[2 * (s - lag) + t];
+      if (c.bytes == 0) continue;
+      treeDown(out, &c);
     }
   }
   return Status();

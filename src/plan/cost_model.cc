@@ -1,0 +1,319 @@
+#include "plan/cost_model.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+namespace loom::plan {
+
+const char* transportName(Transport t) {
+  switch (t) {
+    case Transport::kShm:
+      return "shm";
+    case Transport::kTcp:
+      return "tcp";
+    case Transport::kNet:
+      return "net";
+  }
+  return "?";
+}
+
+const char* pathKindName(PathKind k) {
+  switch (k) {
+    case PathKind::kLocal:
+      return "local";
+    case PathKind::kLeaf:
+      return "leaf";
+    case PathKind::kSpine:
+      return "spine";
+    case PathKind::kGlobal:
+      return "global";
+    case PathKind::kFlat:
+      return "flat";
+  }
+  return "?";
+}
+
+namespace {
+struct ParamField {
+  const char* key;
+  double CostParams::*field;
+};
+const ParamField kFields[] = {
+    {"shmAlphaUs", &CostParams::shmAlphaUs},   {"shmGBps", &CostParams::shmGBps},
+    {"hostMemGBps", &CostParams::hostMemGBps}, {"tcpAlphaUs", &CostParams::tcpAlphaUs},
+    {"tcpGBps", &CostParams::tcpGBps},         {"netAlphaUs", &CostParams::netAlphaUs},
+    {"switchHopUs", &CostParams::switchHopUs}, {"netGBps", &CostParams::netGBps},
+    {"reduceGBps", &CostParams::reduceGBps},
+};
+}  // namespace
+
+std::string CostParams::toString() const {
+  std::ostringstream os;
+  for (const ParamField& f : kFields)
+    os << (&f == kFields ? "" : ",") << f.key << "=" << this->*f.field;
+  return os.str();
+}
+
+Status CostParams::parse(const std::string& text, CostParams* out) {
+  // Accepts "k=v,k=v" and the flat JSON object {"k": v, ...}: strip JSON punctuation first.
+  std::string t;
+  for (char c : text) {
+    if (c == '{' || c == '}' || c == '"' || c == ' ' || c == '\n' || c == '\t') continue;
+    t += c == ':' ? '=' : c;
+  }
+  std::stringstream ss(t);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      return invalidArgument("cost params: '", item, "' is not key=value");
+    std::string k = item.substr(0, eq);
+    char* end = nullptr;
+    double v = std::strtod(item.c_str() + eq + 1, &end);
+    if (end == item.c_str() + eq + 1 || *end != 0 || v <= 0)
+      return invalidArgument("cost params: bad value for ", k);
+    bool found = false;
+    for (const ParamField& f : kFields)
+      if (k == f.key) out->*f.field = v, found = true;
+    if (!found) return invalidArgument("cost params: unknown key '", k, "'");
+  }
+  return Status();
+}
+
+void CostModel::addResource(const std::string& name, double gbps, int* id) {
+  *id = static_cast<int>(cap_.size());
+  cap_.push_back(gbps * 1e9);
+  resName_.push_back(name);
+}
+
+CostModel::CostModel(const Placement& place, const CostParams& params)
+    : place_(place), params_(params) {
+  const int p = place_.nranks;
+  if (place_.hostOf.size() != static_cast<size_t>(p)) {
+    place_.hostOf.resize(p);
+    for (int r = 0; r < p; ++r) place_.hostOf[r] = r;
+  }
+  if (place_.localOf.size() != static_cast<size_t>(p)) {
+    place_.localOf.assign(p, 0);
+    std::map<int, int> seen;
+    for (int r = 0; r < p; ++r) place_.localOf[r] = seen[place_.hostOf[r]]++;
+  }
+  nic_.assign(p, -1);
+  leaf_.assign(p, -1);
+  group_.assign(p, -1);
+  const topo::Topology* t = place_.topology;
+  std::map<int, int> hostRes, nicRes, leafIdx;
+  const double flatGBps = place_.interHost == Transport::kTcp ? params_.tcpGBps : params_.netGBps;
+  nicGBps_ = flatGBps;
+  for (int r = 0; r < p; ++r) {
+    const int h = place_.hostOf[r];
+    if (!hostRes.count(h)) {
+      int id;
+      addResource(strCat("host", h, ".mem"), params_.hostMemGBps, &id);
+      hostRes[h] = id;
+    }
+    int ca = -1, leaf = -1;
+    double gbps = flatGBps;
+    if (t && h >= 0 && h < static_cast<int>(t->hosts.size()) && !t->hosts[h].fabricNodes.empty()) {
+      const auto& cas = t->hosts[h].fabricNodes;
+      ca = cas[place_.localOf[r] % cas.size()];
+      for (int l : t->fabric.nodes[ca].links) {
+        const topo::Link& lk = t->fabric.links[l];
+        if (lk.up && t->fabric.isSwitch(lk.peer(ca))) {
+          leaf = lk.peer(ca);
+          gbps = lk.gbps > 0 ? lk.gbps : gbps;
+          break;
+        }
+      }
+    }
+    int key = ca >= 0 ? ca : -1 - h;  // one NIC per host without a fabric
+    if (!nicRes.count(key)) {
+      int out, in;
+      std::string nm = ca >= 0 ? t->fabric.nodes[ca].desc : strCat("host", h, ".nic");
+      addResource(nm + " tx", gbps, &out);
+      addResource(nm + " rx", gbps, &in);
+      nicRes[key] = out;
+    }
+    nic_[r] = nicRes[key];
+    nicGBps_ = gbps;
+    if (leaf >= 0) {
+      if (!leafIdx.count(leaf)) {
+        double up = 0;
+        for (int l : t->fabric.nodes[leaf].links) {
+          const topo::Link& lk = t->fabric.links[l];
+          int o = lk.peer(leaf);
+          if (lk.up && t->fabric.isSwitch(o) && t->fabric.nodes[o].role != topo::Role::kLeaf)
+            up += lk.gbps;
+        }
+        int out, in;
+        addResource(t->fabric.nodes[leaf].desc + " uplinks out", up > 0 ? up : 1e-3, &out);
+        addResource(t->fabric.nodes[leaf].desc + " uplinks in", up > 0 ? up : 1e-3, &in);
+        leafIdx[leaf] = static_cast<int>(leafUp_.size());
+        leafUp_.push_back(out);
+      }
+      leaf_[r] = leafIdx[leaf];
+      group_[r] = t->fabric.nodes[leaf].group;
+    }
+  }
+  hostMem_.assign(1, -1);
+  for (auto& [h, id] : hostRes) {
+    if (h >= static_cast<int>(hostMem_.size())) hostMem_.resize(h + 1, -1);
+    if (h >= 0) hostMem_[h] = id;
+  }
+  if (t && t->cls.type == topo::FabricType::kDragonflyPlus) {
+    numGroups_ = static_cast<int>(t->cls.groups.size());
+    for (const topo::GroupPair& gp : t->cls.groupPairs) {
+      int ab, ba;
+      addResource(strCat("global g", gp.a, "->g", gp.b), gp.gbps, &ab);
+      addResource(strCat("global g", gp.b, "->g", gp.a), gp.gbps, &ba);
+      globalRes_[int64_t(gp.a) * numGroups_ + gp.b] = ab;
+      globalRes_[int64_t(gp.b) * numGroups_ + gp.a] = ba;
+    }
+  }
+}
+
+PathKind CostModel::pathKind(int a, int b) const {
+  if (place_.hostOf[a] == place_.hostOf[b]) return PathKind::kLocal;
+  if (leaf_[a] < 0 || leaf_[b] < 0) return PathKind::kFlat;
+  if (leaf_[a] == leaf_[b]) return PathKind::kLeaf;
+  if (group_[a] == group_[b] || numGroups_ == 0) return PathKind::kSpine;
+  return PathKind::kGlobal;
+}
+
+double CostModel::alpha(int a, int b) const {
+  const double base = place_.interHost == Transport::kTcp ? params_.tcpAlphaUs : params_.netAlphaUs;
+  switch (pathKind(a, b)) {
+    case PathKind::kLocal:
+      return params_.shmAlphaUs * 1e-6;
+    case PathKind::kFlat:
+      return base * 1e-6;
+    case PathKind::kLeaf:
+      return (base + params_.switchHopUs) * 1e-6;
+    case PathKind::kSpine:
+      return (base + 3 * params_.switchHopUs) * 1e-6;
+    case PathKind::kGlobal:
+      return (base + 4 * params_.switchHopUs) * 1e-6;
+  }
+  return base * 1e-6;
+}
+
+double CostModel::flowGBps(int a, int b) const {
+  if (pathKind(a, b) == PathKind::kLocal) return params_.shmGBps;
+  double link = cap_[nic_[a]] / 1e9;
+  return place_.interHost == Transport::kTcp ? std::min(link, params_.tcpGBps) : link;
+}
+
+RoundCost CostModel::roundCost(const Round& round) const {
+  RoundCost c;
+  std::vector<double> load(cap_.size(), 0.0);
+  std::vector<int> touched;
+  std::unordered_map<int, double> lat;
+  double longest = 0;
+  auto use = [&](int res, double bytes) {
+    if (res < 0) return;
+    if (load[res] == 0) touched.push_back(res);
+    load[res] += bytes;
+  };
+  for (const Flow& f : round.flows) {
+    if (f.bytes == 0) continue;
+    lat[f.src] += alpha(f.src, f.dst);
+    longest = std::max(longest, f.bytes / (flowGBps(f.src, f.dst) * 1e9));
+    const double b = static_cast<double>(f.bytes);
+    PathKind k = pathKind(f.src, f.dst);
+    if (k == PathKind::kLocal) {
+      use(hostMem_[place_.hostOf[f.src]], b);
+      continue;
+    }
+    use(nic_[f.src], b);
+    use(nic_[f.dst] + 1, b);
+    if (k == PathKind::kSpine || k == PathKind::kGlobal) {
+      use(leafUp_[leaf_[f.src]], b);
+      use(leafUp_[leaf_[f.dst]] + 1, b);
+    }
+    if (k == PathKind::kGlobal) {
+      auto it = globalRes_.find(int64_t(group_[f.src]) * numGroups_ + group_[f.dst]);
+      if (it != globalRes_.end()) use(it->second, b);
+    }
+  }
+  for (auto& [r, a] : lat) c.latency = std::max(c.latency, a);
+  c.bandwidth = longest;
+  c.bottleneck = "single flow";
+  for (int res : touched) {
+    double t = load[res] / cap_[res];
+    if (t > c.bandwidth) c.bandwidth = t, c.bottleneck = resName_[res];
+  }
+  c.compute = round.reduceBytes / (params_.reduceGBps * 1e9);
+  return c;
+}
+
+double CostModel::price(const std::vector<Round>& rounds, std::string* worst) const {
+  double total = 0, worstT = -1;
+  for (const Round& r : rounds) {
+    RoundCost c = roundCost(r);
+    total += c.total() * r.repeat;
+    if (worst && c.total() * r.repeat > worstT)
+      worstT = c.total() * r.repeat, *worst = c.bottleneck;
+  }
+  return total;
+}
+
+Status roundsFromSchedules(const std::vector<sched::Schedule>& all, std::vector<Round>* out) {
+  using sched::OpKind;
+  const int p = static_cast<int>(all.size());
+  out->clear();
+  std::vector<std::vector<int>> level(p);
+  std::vector<size_t> next(p, 0);
+  std::map<int64_t, std::vector<int>> sendLevels;    // (src * p + dst) -> levels in order
+  std::map<int64_t, size_t> recvCount;               // (src * p + dst) -> receives matched
+  std::vector<std::map<int, uint64_t>> reduceAt(p);  // per rank: level -> reduced bytes
+  for (int r = 0; r < p; ++r) level[r].assign(all[r].steps.size(), 0);
+  auto flowAt = [&](int lv) -> Round& {
+    if (static_cast<int>(out->size()) < lv) out->resize(lv);
+    return (*out)[lv - 1];
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int r = 0; r < p; ++r) {
+      const sched::Schedule& s = all[r];
+      for (; next[r] < s.steps.size(); ++next[r]) {
+        const size_t i = next[r];
+        const sched::Step& st = s.steps[i];
+        int lv = 0;
+        for (uint32_t k = 0; k < st.depCount; ++k)
+          lv = std::max(lv, level[r][s.deps[st.depBegin + k]]);
+        if (st.op == OpKind::kSend) {
+          auto& sl = sendLevels[int64_t(r) * p + st.peer];
+          lv = std::max(lv, sl.empty() ? 0 : sl.back()) + 1;
+          sl.push_back(lv);
+          flowAt(lv).flows.push_back({r, st.peer, st.bytes});
+        } else if (st.op == OpKind::kRecv || st.op == OpKind::kRecvReduce) {
+          const int64_t key = int64_t(st.peer) * p + r;
+          auto& sl = sendLevels[key];
+          size_t& k = recvCount[key];
+          if (k >= sl.size()) break;  // its send is not placed yet
+          lv = std::max(lv, sl[k++]);
+          if (st.op == OpKind::kRecvReduce) reduceAt[r][lv] += st.bytes;
+        } else if (st.op == OpKind::kReduce) {
+          reduceAt[r][lv] += st.bytes;
+        }
+        level[r][i] = lv;
+        progress = true;
+      }
+    }
+  }
+  for (int r = 0; r < p; ++r) {
+    if (next[r] != all[r].steps.size())
+      return internalError("cost model: schedules of ", all[r].algo, " deadlock at rank ", r,
+                           " step ", next[r]);
+    for (auto& [lv, b] : reduceAt[r]) {
+      if (lv == 0) continue;
+      Round& rd = flowAt(lv);
+      rd.reduceBytes = std::max(rd.reduceBytes, b);
+    }
+  }
+  return Status();
+}
+
+}  // namespace loom::plan

@@ -1,0 +1,107 @@
+// Cost model: prices a collective as a sequence of rounds of concurrent flows on a fabric.
+//
+// A Round is a set of flows (src rank, dst rank, bytes) that run at the same time, repeated
+// `repeat` times. Its time is
+//     max over ranks of the per-message latency of the messages it sends (by path class)
+//   + max over shared resources of bytes crossing it / its capacity (contention)
+//   + the longest single flow at its transport's rate and the local reductions.
+// Resources: each NIC (send and receive side), each leaf switch's uplinks (out and in), each
+// Dragonfly+ group pair's global links (per direction), each host's memory (shared memory flows).
+// So a step in which every host of a group talks to the same remote group is throttled by that
+// pair's global links, and a leaf-ordered ring that leaves each leaf once is not.
+//
+// Rounds come from real Schedules (roundsFromSchedules: every message gets the level of the
+// longest chain of messages before it, through dependencies, matching and FIFO order on a pair)
+// or, for communicators too big to materialise every rank's schedule, from the algorithm's
+// pattern (patterns.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+#include "sched/schedule.h"
+#include "topo/topology.h"
+
+namespace loom::plan {
+
+enum class Transport : uint8_t { kShm = 0, kTcp = 1, kNet = 2 };  // kNet: RDMA (verbs / UCX)
+const char* transportName(Transport t);
+
+// Path classes, cheapest first.
+enum class PathKind : uint8_t { kLocal = 0, kLeaf = 1, kSpine = 2, kGlobal = 3, kFlat = 4 };
+const char* pathKindName(PathKind k);
+
+// Latency in microseconds, bandwidth in GB/s (1e9 bytes/s).
+struct CostParams {
+  double shmAlphaUs = 2.0, shmGBps = 6.0, hostMemGBps = 12.0;
+  double tcpAlphaUs = 25.0, tcpGBps = 1.5;
+  double netAlphaUs = 1.5, switchHopUs = 0.15, netGBps = 25.0;  // RDMA; netGBps when no fabric
+  double reduceGBps = 8.0;                                      // local reduction (gamma)
+  std::string toString() const;
+  // "key=value,key=value" or a JSON object with the same keys; unknown keys are errors.
+  static Status parse(const std::string& text, CostParams* out);
+};
+
+struct Flow {
+  int src = 0, dst = 0;
+  uint64_t bytes = 0;
+};
+
+struct Round {
+  std::vector<Flow> flows;
+  uint64_t repeat = 1;
+  uint64_t reduceBytes = 0;  // largest per-rank local reduction in the round
+};
+
+// Where each rank is, and how pairs talk.
+struct Placement {
+  int nranks = 1;
+  std::vector<int> hostOf;   // rank -> host id (Topology::hosts index when a topology is given)
+  std::vector<int> localOf;  // rank -> index among the ranks of its host
+  Transport interHost = Transport::kTcp;
+  const topo::Topology* topology = nullptr;  // optional fabric
+};
+
+struct RoundCost {
+  double latency = 0, bandwidth = 0, compute = 0;  // seconds
+  std::string bottleneck;                          // busiest resource, readable
+  double total() const { return latency + bandwidth + compute; }
+};
+
+class CostModel {
+ public:
+  CostModel(const Placement& place, const CostParams& params);
+
+  PathKind pathKind(int a, int b) const;
+  double alpha(int a, int b) const;     // seconds per message
+  double flowGBps(int a, int b) const;  // single-flow rate cap
+  RoundCost roundCost(const Round& r) const;
+  // Sum over rounds (times repeat); `worst` gets the bottleneck of the most expensive round.
+  double price(const std::vector<Round>& rounds, std::string* worst = nullptr) const;
+
+  int leafOfRank(int r) const { return leaf_[r]; }
+  int groupOfRank(int r) const { return group_[r]; }
+  const Placement& placement() const { return place_; }
+  const CostParams& params() const { return params_; }
+
+ private:
+  void addResource(const std::string& name, double gbps, int* id);
+  Placement place_;
+  CostParams params_;
+  std::vector<int> nic_, leaf_, group_;  // per rank: NIC resource base, leaf switch, group
+  std::vector<double> cap_;              // per resource, bytes/s
+  std::vector<std::string> resName_;
+  std::vector<int> leafUp_;                     // per leaf index: out resource (in = out + 1)
+  std::unordered_map<int64_t, int> globalRes_;  // (ga * G + gb) -> resource
+  std::vector<int> hostMem_;                    // per host: resource
+  int numGroups_ = 0;
+  double nicGBps_ = 0;
+};
+
+// Rounds of real schedules (one per rank, all built for the same collective).
+Status roundsFromSchedules(const std::vector<sched::Schedule>& all, std::vector<Round>* out);
+
+}  // namespace loom::plan

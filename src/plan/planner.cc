@@ -1,0 +1,265 @@
+#include "plan/planner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "core/log.h"
+#include "core/params.h"
+#include "plan/patterns.h"
+
+namespace loom::plan {
+namespace {
+
+using sched::CollType;
+
+bool layoutFree(CollType c) {
+  return c == CollType::kAllReduce || c == CollType::kBroadcast || c == CollType::kReduce;
+}
+bool pipelined(const std::string& a) {
+  return a == "ring" || a == "tree" || a == "hier" || a == "hier_tree" || a == "binomial";
+}
+bool hierarchical(const std::string& a) { return a.rfind("hier", 0) == 0; }
+
+std::string sizeStr(uint64_t b) {
+  const char* u[] = {"B", "KiB", "MiB", "GiB"};
+  int k = 0;
+  double v = static_cast<double>(b);
+  while (v >= 1024 && k < 3 && b % 1024 == 0) v /= 1024, b /= 1024, ++k;
+  return strCat(static_cast<uint64_t>(v), " ", u[k]);
+}
+
+}  // namespace
+
+std::string Decision::describe() const {
+  if (!algo) return "none";
+  std::string s = strCat(algo->name, "(");
+  if (hierarchical(algo->name)) s += strCat("level=", levelName(level), ",");
+  s += strCat("order=", order.empty() ? "rank" : "topo");
+  if (chunkBytes && pipelined(algo->name)) s += strCat(",chunk=", sizeStr(chunkBytes));
+  return s + ")";
+}
+
+Planner::Planner(const PlannerContext& ctx) : ctx_(ctx) {
+  if (ctx_.readEnv) {
+    if (ctx_.algo.empty()) ctx_.algo = params::algo();
+    if (ctx_.tune.empty()) ctx_.tune = params::tune();
+    if (ctx_.chunkBytes == 0) ctx_.chunkBytes = static_cast<uint64_t>(params::chunkBytes());
+  }
+  if (ctx_.chunkBytes == 0) ctx_.chunkBytes = 512 * 1024;
+  status_ = parseOverrides(ctx_.algo, ctx_.tune, &over_);
+  if (!status_.ok()) {
+    LOOM_WARN(PLAN, "ignoring overrides: ", status_.message());
+    over_ = Overrides();
+  }
+  Placement pl;
+  pl.nranks = ctx_.nranks;
+  pl.hostOf = ctx_.hostOf;
+  pl.interHost = ctx_.interHost;
+  pl.topology = ctx_.topology;
+  model_ = std::make_unique<CostModel>(pl, ctx_.params);
+  topoOrder_ = topologyOrder(*model_);
+}
+
+uint64_t Planner::messageBytes(const sched::CollArgs& a, int p) {
+  uint64_t b = a.count * dtypeSize(a.dtype);
+  if (a.coll == CollType::kAllGather || a.coll == CollType::kReduceScatter ||
+      a.coll == CollType::kAllToAll)
+    b *= p;
+  return b;
+}
+
+double Planner::busFactor(CollType c, int p) {
+  if (p <= 1) return 1;
+  switch (c) {
+    case CollType::kAllReduce:
+      return 2.0 * (p - 1) / p;
+    case CollType::kAllGather:
+    case CollType::kReduceScatter:
+    case CollType::kAllToAll:
+      return double(p - 1) / p;
+    default:
+      return 1;
+  }
+}
+
+Status Planner::build(const Decision& d, const sched::CollArgs& args, int rank,
+                      sched::Schedule* out) const {
+  const int p = ctx_.nranks;
+  if (!d.algo) return invalidArgument("planner: decision without an algorithm");
+  std::vector<int> pos(p);
+  for (int v = 0; v < p; ++v) pos[d.order.empty() ? v : d.order[v]] = v;
+  auto at = [&](int v) { return d.order.empty() ? v : d.order[v]; };
+  sched::Group g;
+  g.rank = pos[rank];
+  g.nranks = p;
+  const std::vector<int>& hosts = d.parts.empty() ? ctx_.hostOf : d.parts;
+  if (hosts.size() == static_cast<size_t>(p))
+    for (int v = 0; v < p; ++v) g.hostOf.push_back(hosts[at(v)]);
+  sched::CollArgs a = args;
+  if (d.chunkBytes) a.chunkBytes = d.chunkBytes;
+  if (a.root >= 0 && a.root < p) a.root = pos[a.root];
+  if (a.peer >= 0 && a.peer < p) a.peer = pos[a.peer];
+  LOOM_CHECK(d.algo->build(a, g, out));
+  if (!d.order.empty())
+    for (sched::Step& s : out->steps)
+      if (s.peer >= 0) s.peer = d.order[s.peer];
+  out->rank = rank;
+  return Status();
+}
+
+Status Planner::price(const sched::CollArgs& args, Decision* d) const {
+  const int p = ctx_.nranks;
+  std::vector<Round> rounds;
+  if (p <= kExactMaxRanks) {
+    std::vector<sched::Schedule> all(p);
+    for (int r = 0; r < p; ++r) LOOM_CHECK(build(*d, args, r, &all[r]));
+    LOOM_CHECK(roundsFromSchedules(all, &rounds));
+  } else if (hasPattern(args.coll, d->algo->name)) {
+    PatternArgs pa;
+    pa.args = args;
+    pa.args.chunkBytes = d->chunkBytes;
+    pa.nranks = p;
+    pa.order = d->order;
+    pa.parts = d->parts.empty() ? ctx_.hostOf : d->parts;
+    LOOM_CHECK(patternRounds(d->algo->name, pa, &rounds));
+  } else {
+    d->predictedSec = -1;
+    return Status();
+  }
+  d->predictedSec = model_->price(rounds, &d->bottleneck);
+  return Status();
+}
+
+std::vector<Decision> Planner::enumerate(const sched::CollArgs& args,
+                                         const std::string& only) const {
+  std::vector<Decision> out;
+  const int p = ctx_.nranks;
+  const uint64_t bytes = messageBytes(args, p);
+  std::vector<const algo::AlgoInfo*> algos;
+  if (!only.empty())
+    algos.push_back(algo::findAlgo(args.coll, only));
+  else
+    algos = algo::algosFor(args.coll);
+  std::vector<std::vector<int>> orders = {{}};
+  if (layoutFree(args.coll) && !isIdentity(topoOrder_)) orders.push_back(topoOrder_);
+  for (const algo::AlgoInfo* a : algos) {
+    if (!a) continue;
+    std::vector<std::pair<Level, std::vector<int>>> levels = {{Level::kHost, {}}};
+    if (hierarchical(a->name)) {
+      levels.clear();
+      std::vector<std::vector<int>> seen;
+      for (Level l : {Level::kHost, Level::kLeaf, Level::kGroup}) {
+        std::vector<int> parts = partitionAt(*model_, l);
+        int n = numParts(parts);
+        bool dup = false;
+        for (auto& s : seen) dup = dup || numParts(s) == n;
+        if (dup || ((n == p || n == 1) && !(only == a->name && seen.empty()))) continue;
+        seen.push_back(parts);
+        levels.push_back({l, parts});
+      }
+    }
+    std::vector<uint64_t> chunks = {ctx_.chunkBytes};
+    if (pipelined(a->name) && bytes > ctx_.chunkBytes)
+      chunks = {ctx_.chunkBytes / 4, ctx_.chunkBytes, ctx_.chunkBytes * 4};
+    for (auto& [lvl, parts] : levels)
+      for (auto& order : orders)
+        for (uint64_t c : chunks) {
+          Decision d;
+          d.algo = a;
+          d.order = order;
+          d.level = lvl;
+          d.parts = parts;
+          d.chunkBytes = c;
+          out.push_back(d);
+        }
+  }
+  return out;
+}
+
+std::vector<Decision> Planner::candidates(const sched::CollArgs& args) {
+  std::vector<Decision> all = enumerate(args, "");
+  std::vector<Decision> priced;
+  for (Decision& d : all) {
+    Status s = price(args, &d);
+    if (!s.ok()) {
+      LOOM_WARN(PLAN, "cannot price ", d.describe(), ": ", s.message());
+      continue;
+    }
+    if (d.predictedSec >= 0) priced.push_back(std::move(d));
+  }
+  std::stable_sort(priced.begin(), priced.end(), [](const Decision& a, const Decision& b) {
+    return a.predictedSec < b.predictedSec;
+  });
+  return priced;
+}
+
+const Decision& Planner::choose(const sched::CollArgs& args) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Key key{static_cast<int>(args.coll),
+          args.count,
+          static_cast<int>(args.dtype),
+          args.root,
+          args.inPlace,
+          static_cast<int>(args.op)};
+  auto it = cache_.find(key);
+  if (it != cache_.end()) return it->second;
+  const uint64_t bytes = messageBytes(args, ctx_.nranks);
+  std::string source = "cost";
+  std::string only = over_.lookup(args.coll, bytes, &source);
+  if (!only.empty() && !algo::findAlgo(args.coll, only)) {
+    LOOM_WARN(PLAN, source, " names '", only, "', not an algorithm of ", sched::collName(args.coll),
+              "; choosing by cost");
+    only.clear();
+    source = "cost";
+  }
+  if (only.empty()) source = "cost";
+  std::vector<Decision> cands = enumerate(args, only);
+  Decision best;
+  for (Decision& d : cands) {
+    Status s = price(args, &d);
+    if (!s.ok()) {
+      LOOM_WARN(PLAN, "cannot price ", d.describe(), ": ", s.message());
+      continue;
+    }
+    if (!best.algo ||
+        (d.predictedSec >= 0 && (best.predictedSec < 0 || d.predictedSec < best.predictedSec)))
+      best = d;
+  }
+  if (!best.algo && !cands.empty()) best = cands[0];
+  if (algo::algosFor(args.coll).size() == 1 && only.empty()) source = "only";
+  best.source = source;
+  LOOM_INFO(PLAN, sched::collName(args.coll), " ", sizeStr(bytes), " ", dtypeName(args.dtype),
+            " on ", ctx_.nranks, " ranks: ", best.describe(), " predicted ",
+            best.predictedSec * 1e6, " us (", source,
+            best.bottleneck.empty() ? "" : ", bottleneck " + best.bottleneck, ")");
+  return cache_.emplace(key, std::move(best)).first->second;
+}
+
+std::string Planner::explain(const sched::CollArgs& args) {
+  const Decision chosen = choose(args);
+  const int p = ctx_.nranks;
+  const uint64_t bytes = messageBytes(args, p);
+  std::ostringstream os;
+  const topo::Topology* t = ctx_.topology;
+  os << sched::collName(args.coll) << " " << sizeStr(bytes) << " " << dtypeName(args.dtype)
+     << " on " << p << " ranks, " << numParts(ctx_.hostOf.empty() ? identityOrder(p) : ctx_.hostOf)
+     << " hosts, fabric " << (t ? topo::fabricTypeName(t->cls.type) : "none") << ", between hosts "
+     << transportName(ctx_.interHost) << "\n";
+  os << "chosen: " << chosen.describe() << " (" << chosen.source << ")";
+  if (chosen.predictedSec >= 0) os << ", predicted " << chosen.predictedSec * 1e6 << " us";
+  os << "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-42s %12s %10s %10s  %s\n", "candidate", "time(us)", "algbw",
+                "busbw", "bottleneck");
+  os << line;
+  for (const Decision& d : candidates(args)) {
+    double alg = d.predictedSec > 0 ? bytes / d.predictedSec / 1e9 : 0;
+    std::snprintf(line, sizeof line, "  %-42s %12.2f %10.3f %10.3f  %s\n", d.describe().c_str(),
+                  d.predictedSec * 1e6, alg, alg * busFactor(args.coll, p), d.bottleneck.c_str());
+    os << line;
+  }
+  return os.str();
+}
+
+}  // namespace loom::plan

@@ -1,0 +1,87 @@
+// Planner: for each (collective, bytes, dtype, communicator) picks the algorithm, the rank
+// ordering and the pipeline chunk with the lowest predicted time on the communicator's topology
+// (cost_model.h), caches the decision, obeys LOOM_ALGO / LOOM_TUNE (overrides.h), and explains why.
+//
+// Candidates: every registered algorithm of the collective x orderings {rank order, topology order
+// (group, leaf, host)} for layout-free collectives (allreduce, broadcast, reduce) x hierarchy
+// levels {host, leaf, group} for the hierarchical algorithms x chunk sizes {default/4, default, 4 x
+// default} for pipelined ones. Up to kExactMaxRanks ranks a candidate is priced from the real
+// schedules of all ranks; above that from the algorithm's pattern (patterns.h).
+//
+// Use: Planner pl(ctx); const Decision& d = pl.choose(args); pl.build(d, args, rank, &schedule).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "algo/registry.h"
+#include "plan/cost_model.h"
+#include "plan/ordering.h"
+#include "plan/overrides.h"
+
+namespace loom::plan {
+
+constexpr int kExactMaxRanks = 32;
+
+struct PlannerContext {
+  int nranks = 1;
+  std::vector<int> hostOf;  // rank -> host id (Topology::hosts index when `topology` is set)
+  Transport interHost = Transport::kTcp;     // between hosts; shm inside a host
+  const topo::Topology* topology = nullptr;  // optional: fabric for contention and path classes
+  CostParams params;
+  // Overrides; by default read from LOOM_ALGO / LOOM_TUNE / LOOM_CHUNK_BYTES.
+  bool readEnv = true;
+  std::string algo, tune;
+  uint64_t chunkBytes = 0;  // 0: LOOM_CHUNK_BYTES
+};
+
+struct Decision {
+  const algo::AlgoInfo* algo = nullptr;
+  std::vector<int> order;  // position -> rank; empty = rank order
+  std::vector<int> parts;  // rank -> part id the hierarchical builder composes over; empty = hosts
+  Level level = Level::kHost;
+  uint64_t chunkBytes = 0;
+  double predictedSec = 0;  // < 0: not priced (forced algorithm without a cost)
+  std::string source;       // "cost", "LOOM_ALGO", "LOOM_TUNE", "only"
+  std::string bottleneck;
+  std::string describe() const;  // "hier(level=leaf,order=topo,chunk=512k)"
+};
+
+class Planner {
+ public:
+  explicit Planner(const PlannerContext& ctx);
+  // Status of the constructor (a bad LOOM_ALGO / LOOM_TUNE string); choose() still works.
+  const Status& status() const { return status_; }
+
+  const Decision& choose(const sched::CollArgs& args);
+  // Every priced candidate, cheapest first (the chosen one is not necessarily first when forced).
+  std::vector<Decision> candidates(const sched::CollArgs& args);
+  std::string explain(const sched::CollArgs& args);
+  // This rank's schedule for `d`: the builder runs over positions (order), with the hierarchy's
+  // parts as hosts and d.chunkBytes, and peers are mapped back to communicator ranks.
+  Status build(const Decision& d, const sched::CollArgs& args, int rank,
+               sched::Schedule* out) const;
+
+  static uint64_t messageBytes(const sched::CollArgs& args, int nranks);
+  static double busFactor(sched::CollType coll, int nranks);
+  const CostModel& model() const { return *model_; }
+
+ private:
+  Status price(const sched::CollArgs& args, Decision* d) const;
+  std::vector<Decision> enumerate(const sched::CollArgs& args, const std::string& only) const;
+
+  PlannerContext ctx_;
+  Status status_;
+  Overrides over_;
+  std::unique_ptr<CostModel> model_;
+  std::vector<int> topoOrder_;
+  std::mutex mu_;
+  using Key = std::tuple<int, uint64_t, int, int, bool, int>;
+  std::map<Key, Decision> cache_;
+};
+
+}  // namespace loom::plan

@@ -1,0 +1,135 @@
+// Cost model: contention on shared uplinks and global links, the rounds of real schedules, and
+// the analytic patterns agreeing with the rounds of the real schedules.
+#include "plan/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include "algo/registry.h"
+#include "plan/ordering.h"
+#include "plan/patterns.h"
+#include "topo/classify.h"
+#include "topo/synth/synth.h"
+
+namespace loom::plan {
+namespace {
+
+topo::Topology fatTree(int leaves, int spines, int hostsPerLeaf) {
+  topo::synth::FatTreeParams p;
+  p.levels = 2;
+  p.leavesPerPod = leaves;
+  p.spinesPerPod = spines;
+  p.hostsPerLeaf = hostsPerLeaf;
+  topo::Topology t;
+  Status s = topo::synth::generateFatTree(p, &t);
+  EXPECT_TRUE(s.ok()) << s.toString();
+  topo::classify(&t);
+  return t;
+}
+
+Placement onePerHost(const topo::Topology& t, int p) {
+  Placement pl;
+  pl.nranks = p;
+  for (int r = 0; r < p; ++r) pl.hostOf.push_back(r);
+  pl.interHost = Transport::kNet;
+  pl.topology = &t;
+  return pl;
+}
+
+TEST(CostModel, PathClassesFollowTheFabric) {
+  topo::Topology t = fatTree(4, 2, 4);  // 16 hosts, hosts 4k..4k+3 on leaf k (generator order)
+  CostModel m(onePerHost(t, 16), CostParams());
+  EXPECT_EQ(m.pathKind(0, 1), PathKind::kLeaf);
+  EXPECT_EQ(m.pathKind(0, 4), PathKind::kSpine);
+  EXPECT_LT(m.alpha(0, 1), m.alpha(0, 4));
+}
+
+// 4 hosts of leaf 0 each send to a host of leaf 1: 4 flows share leaf 0's 2 uplinks (2:1), so the
+// round takes twice as long as one flow alone; inside the leaf there is no such penalty.
+TEST(CostModel, OversubscribedUplinkIsTheBottleneck) {
+  topo::Topology t = fatTree(4, 2, 4);
+  CostModel m(onePerHost(t, 16), CostParams());
+  const uint64_t b = 1 << 24;
+  Round one{{{0, 4, b}}, 1, 0};
+  Round four{{{0, 4, b}, {1, 5, b}, {2, 6, b}, {3, 7, b}}, 1, 0};
+  Round local{{{0, 1, b}, {1, 2, b}, {2, 3, b}, {3, 0, b}}, 1, 0};
+  double t1 = m.roundCost(one).bandwidth, t4 = m.roundCost(four).bandwidth;
+  EXPECT_NEAR(t4 / t1, 2.0, 0.01);
+  EXPECT_NE(m.roundCost(four).bottleneck.find("uplinks"), std::string::npos);
+  EXPECT_NEAR(m.roundCost(local).bandwidth / t1, 1.0, 0.01);
+}
+
+TEST(CostModel, DragonflyGlobalLinksAreShared) {
+  topo::synth::DragonflyParams dp;
+  dp.groups = 4;
+  dp.leavesPerGroup = 2;
+  dp.spinesPerGroup = 2;
+  dp.hostsPerLeaf = 4;
+  dp.globalLinksPerSpine = 3;  // 6 per group, 2 per group pair
+  topo::Topology t;
+  ASSERT_TRUE(topo::synth::generateDragonfly(dp, &t).ok());
+  topo::classify(&t);
+  CostModel m(onePerHost(t, 32), CostParams());
+  const int g0 = m.groupOfRank(0);
+  std::vector<int> sameGroup, otherGroup;
+  for (int r = 0; r < 32; ++r) (m.groupOfRank(r) == g0 ? sameGroup : otherGroup).push_back(r);
+  ASSERT_EQ(sameGroup.size(), 8u);
+  // All 8 hosts of group 0 send to 8 hosts of one other group: 2 global links carry 8 flows.
+  int g1 = m.groupOfRank(otherGroup[0]);
+  std::vector<int> dst;
+  for (int r : otherGroup)
+    if (m.groupOfRank(r) == g1) dst.push_back(r);
+  Round far, one;
+  for (int i = 0; i < 8; ++i) far.flows.push_back({sameGroup[i], dst[i], 1 << 24});
+  one.flows.push_back({sameGroup[0], dst[0], 1 << 24});
+  EXPECT_EQ(m.pathKind(sameGroup[0], dst[0]), PathKind::kGlobal);
+  EXPECT_NEAR(m.roundCost(far).bandwidth / m.roundCost(one).bandwidth, 4.0, 0.01);
+  EXPECT_NE(m.roundCost(far).bottleneck.find("global"), std::string::npos);
+}
+
+// The analytic patterns used above kExactMaxRanks follow the real schedules' rounds.
+TEST(CostModel, PatternsAgreeWithSchedules) {
+  topo::Topology t = fatTree(4, 2, 4);
+  CostModel m(onePerHost(t, 16), CostParams());
+  for (const char* name : {"ring", "tree", "rd", "rabenseifner", "hier", "hier_tree"}) {
+    const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, name);
+    ASSERT_NE(a, nullptr);
+    for (int p : {8, 12, 16}) {
+      for (uint64_t count : {uint64_t{16}, uint64_t{1} << 18, uint64_t{1} << 22}) {
+        sched::CollArgs args;
+        args.count = count;
+        std::vector<int> parts(p);
+        for (int r = 0; r < p; ++r) parts[r] = r / 4;
+        std::vector<sched::Schedule> all(p);
+        for (int r = 0; r < p; ++r) ASSERT_TRUE(a->build(args, {r, p, parts}, &all[r]).ok());
+        std::vector<Round> exact, pattern;
+        ASSERT_TRUE(roundsFromSchedules(all, &exact).ok());
+        PatternArgs pa;
+        pa.args = args;
+        pa.nranks = p;
+        pa.parts = parts;
+        ASSERT_TRUE(patternRounds(name, pa, &pattern).ok());
+        Placement pl = onePerHost(t, p);
+        CostModel mp(pl, CostParams());
+        double e = mp.price(exact), q = mp.price(pattern);
+        EXPECT_NEAR(q / e, 1.0, 0.3) << name << " p=" << p << " count=" << count << " exact "
+                                     << e * 1e6 << " us, pattern " << q * 1e6 << " us";
+      }
+    }
+  }
+}
+
+TEST(CostModel, ParamsParse) {
+  CostParams p;
+  ASSERT_TRUE(CostParams::parse("shmAlphaUs=3.5,tcpGBps=0.9", &p).ok());
+  EXPECT_DOUBLE_EQ(p.shmAlphaUs, 3.5);
+  EXPECT_DOUBLE_EQ(p.tcpGBps, 0.9);
+  ASSERT_TRUE(CostParams::parse("{\"netGBps\": 50}", &p).ok());
+  EXPECT_DOUBLE_EQ(p.netGBps, 50);
+  EXPECT_FALSE(CostParams::parse("bogus=1", &p).ok());
+  CostParams back;
+  ASSERT_TRUE(CostParams::parse(p.toString(), &back).ok());
+  EXPECT_EQ(back.toString(), p.toString());
+}
+
+}  // namespace
+}  // namespace loom::plan
