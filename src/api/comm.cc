@@ -68,6 +68,27 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   return Status();
 }
 
+// The planner sees where ranks are and how they talk: with a forced transport every pair uses it
+// (tcp: as if every rank had its own host; shm: one host).
+Status makePlanner(const CommOptions& opt, loomComm* c) {
+  plan::PlannerContext ctx;
+  ctx.nranks = c->nranks;
+  std::string forced = !opt.transport.empty() ? opt.transport : params::transport();
+  for (const auto& id : c->ids)
+    ctx.hostOf.push_back(forced == "tcp" ? id.rank : forced == "shm" ? 0 : id.hostIndex);
+  ctx.interHost = plan::Transport::kTcp;
+  std::string topoFile = params::topoFile();
+  if (!topoFile.empty()) {
+    auto t = std::make_unique<topo::Topology>();
+    LOOM_CHECK(topo::loadTopologyFile(topoFile, t.get()));
+    c->topology = std::move(t);
+    ctx.topology = c->topology.get();
+  }
+  c->planner = std::make_unique<plan::Planner>(ctx);
+  LOOM_CHECK(c->planner->status());
+  return Status();
+}
+
 }  // namespace
 
 Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, loomComm* c) {
@@ -79,7 +100,8 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
   LOOM_CHECK(bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag,
                                           &c->bootstrap));
   c->ids = c->bootstrap->peers();
-  return connectTransports(id, opt, c);
+  LOOM_CHECK(connectTransports(id, opt, c));
+  return makePlanner(opt, c);
 }
 
 void registerComm(loomComm* c) {
@@ -126,42 +148,7 @@ void commFree(loomComm* c) {
   c->bootstrap.reset();
 }
 
-namespace {
-
-// LOOM_ALGO: "allreduce:ring;broadcast:ring" (also ',' between clauses).
-std::string forcedAlgo(sched::CollType coll) {
-  std::string spec = params::algo();
-  std::replace(spec.begin(), spec.end(), ',', ';');
-  std::stringstream ss(spec);
-  std::string clause;
-  while (std::getline(ss, clause, ';')) {
-    auto colon = clause.find(':');
-    if (colon == std::string::npos) continue;
-    if (clause.substr(0, colon) == sched::collName(coll)) return clause.substr(colon + 1);
-  }
-  return "";
-}
-
-Status chooseAlgo(loomComm* c, const OpDesc& op, const algo::AlgoInfo** out) {
-  std::string forced = forcedAlgo(op.coll);
-  if (!forced.empty()) {
-    *out = algo::findAlgo(op.coll, forced);
-    if (*out == nullptr)
-      return invalidArgument("LOOM_ALGO names '", forced, "' for ", sched::collName(op.coll),
-                             ", which is not a registered algorithm");
-    return Status();
-  }
-  auto all = algo::algosFor(op.coll);
-  if (all.empty()) return internalError("no algorithm for ", sched::collName(op.coll));
-  *out = all.front();
-  return Status();
-}
-
-}  // namespace
-
 Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::Schedule>* out) {
-  const algo::AlgoInfo* info = nullptr;
-  LOOM_CHECK(chooseAlgo(c, op, &info));
   sched::CollArgs a;
   a.coll = op.coll;
   a.count = op.count;
@@ -171,8 +158,17 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
   a.peer = op.peer;
   a.inPlace = op.inPlace;
   a.chunkBytes = static_cast<uint64_t>(std::max<int64_t>(4096, params::chunkBytes()));
-  const ScheduleKey key{info,         static_cast<int>(a.coll), static_cast<int>(a.dtype),
-                       static_cast<int>(a.op), a.root, a.peer, a.inPlace, a.count, a.chunkBytes};
+  // The planner caches its decisions; decisions live as long as the planner, so the address
+  // identifies (algorithm, order, level, chunk).
+  // Point-to-point has one way to go; everything else asks the planner.
+  const bool p2p = op.coll == sched::CollType::kSend || op.coll == sched::CollType::kRecv;
+  const plan::Decision* d = p2p ? nullptr : &c->planner->choose(a);
+  const algo::AlgoInfo* direct = p2p ? algo::algosFor(op.coll).front() : nullptr;
+  if (!p2p && d->algo == nullptr)
+    return invalidArgument("no algorithm for ", sched::collName(op.coll),
+                           " (check LOOM_ALGO / LOOM_TUNE)");
+  const ScheduleKey key{p2p ? static_cast<const void*>(direct) : d, static_cast<int>(a.coll), static_cast<int>(a.dtype),
+                        static_cast<int>(a.op), a.root, a.peer, a.inPlace, a.count, a.chunkBytes};
   {
     std::lock_guard<std::mutex> g(c->mu);
     auto it = c->cache.find(key);
@@ -181,14 +177,17 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
       return Status();
     }
   }
-  sched::Group grp;
-  grp.rank = c->rank;
-  grp.nranks = c->nranks;
-  for (const auto& id : c->ids) grp.hostOf.push_back(id.hostIndex);
   auto s = std::make_shared<sched::Schedule>();
-  LOOM_CHECK(info->build(a, grp, s.get()));
-  LOOM_TRACE(COLL, sched::collName(op.coll), " count ", op.count, " -> ", info->name, ", ",
-             s->steps.size(), " steps");
+  if (p2p) {
+    sched::Group g;
+    g.rank = c->rank;
+    g.nranks = c->nranks;
+    LOOM_CHECK(direct->build(a, g, s.get()));
+  } else {
+    LOOM_CHECK(c->planner->build(*d, a, c->rank, s.get()));
+    LOOM_INFO(PLAN, sched::collName(op.coll), " ", op.count, " x ", dtypeName(op.dtype), " -> ",
+              d->describe(), " (", d->source, "), ", s->steps.size(), " steps");
+  }
   std::lock_guard<std::mutex> g(c->mu);
   if (c->cache.size() > 256) c->cache.clear();
   c->cache[key] = s;

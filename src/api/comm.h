@@ -15,7 +15,9 @@
 #include "core/identity.h"
 #include "core/status.h"
 #include "loom/loom.h"
+#include "plan/planner.h"
 #include "sched/schedule.h"
+#include "topo/topology.h"
 #include "transports/transport.h"
 
 namespace loom::api {
@@ -72,6 +74,8 @@ struct loomComm {
   std::mutex mu;  // guards lastError, asyncError, cache
   std::string lastError;
   loomResult_t asyncError = loomSuccess;
+  std::unique_ptr<loom::topo::Topology> topology;  // LOOM_TOPO_FILE, when given
+  std::unique_ptr<loom::plan::Planner> planner;
   std::map<loom::api::ScheduleKey, std::shared_ptr<const loom::sched::Schedule>> cache;
 };
 

@@ -35,6 +35,7 @@ bool readAll(int fd, void* p, size_t n) {
 
 [[noreturn]] void child(int rank, int nranks, int idRead, int idWrite, int reportFd,
                         const RankBody& body, const RankOptions& opt) {
+  for (const auto& [k, v] : opt.env) setenv(k.c_str(), v.c_str(), 1);
   loomUniqueId id;
   if (rank == 0) {
     if (loomGetUniqueId(&id) != loomSuccess) {
