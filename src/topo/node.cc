@@ -23,6 +23,9 @@ bool haveHwloc() { return false; }
 Status probeHost(const std::string& xmlPath, Host* out) {
   return invalidUsage("node topology: loom was built without hwloc (libhwloc-dev)");
 }
+Status probeHostXmlBuffer(const std::string& xml, const std::string& source, Host* out) {
+  return invalidUsage("node topology: loom was built without hwloc (libhwloc-dev)");
+}
 
 #else
 
@@ -272,21 +275,14 @@ void computePaths(hwloc_topology_t t, const Devices& dev, Host* h) {
 
 }  // namespace
 
-Status probeHost(const std::string& xmlPathArg, Host* out) {
-  std::string xml = xmlPathArg.empty() ? params::hwlocXml() : xmlPathArg;
-  HwlocTopo ht;
-  if (hwloc_topology_init(&ht.t) != 0) return systemError("hwloc_topology_init failed");
-  hwloc_topology_set_io_types_filter(ht.t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-  if (!xml.empty()) {
-    if (access(xml.c_str(), R_OK) != 0) return errnoStatus("cannot read hwloc XML " + xml, errno);
-    if (hwloc_topology_set_xml(ht.t, xml.c_str()) != 0) {
-      return invalidArgument(xml, ": hwloc cannot use this XML file: expected an hwloc 2.x ",
-                             "topology XML (<topology version=\"2.0\">)");
-    }
-  }
+namespace {
+const char* const kXmlExpected =
+    ": hwloc cannot read this XML: expected an hwloc 2.x topology XML (<topology "
+    "version=\"2.0\">, e.g. from lstopo --of xml)";
+
+Status readHost(HwlocTopo& ht, const std::string& what, Host* out) {
   if (hwloc_topology_load(ht.t) != 0) {
-    return invalidArgument(xml.empty() ? std::string("this machine") : xml,
-                           ": hwloc_topology_load failed", xml.empty() ? "" : " (malformed XML?)");
+    return invalidArgument(what, ": hwloc_topology_load failed (malformed or not hwloc 2.x XML?)");
   }
   Host h;
   const char* hn = hwloc_obj_get_info_by_name(hwloc_get_root_obj(ht.t), "HostName");
@@ -301,10 +297,38 @@ Status probeHost(const std::string& xmlPathArg, Host* out) {
   Devices dev;
   readPci(ht.t, &h, &dev);
   computePaths(ht.t, dev, &h);
-  LOOM_INFO(TOPO, "hwloc ", xml.empty() ? "live" : xml, ": ", h.numa.size(), " NUMA, ", h.cores,
-            " cores, ", h.gpus.size(), " GPUs, ", h.nics.size(), " NICs");
+  LOOM_INFO(TOPO, "hwloc ", what, ": ", h.numa.size(), " NUMA, ", h.cores, " cores, ",
+            h.gpus.size(), " GPUs, ", h.nics.size(), " NICs");
   *out = std::move(h);
   return Status();
+}
+
+Status initTopo(HwlocTopo* ht) {
+  if (hwloc_topology_init(&ht->t) != 0) return systemError("hwloc_topology_init failed");
+  hwloc_topology_set_io_types_filter(ht->t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  return Status();
+}
+}  // namespace
+
+Status probeHost(const std::string& xmlPathArg, Host* out) {
+  std::string xml = xmlPathArg.empty() ? params::hwlocXml() : xmlPathArg;
+  HwlocTopo ht;
+  LOOM_CHECK(initTopo(&ht));
+  if (!xml.empty()) {
+    if (access(xml.c_str(), R_OK) != 0) return errnoStatus("cannot read hwloc XML " + xml, errno);
+    if (hwloc_topology_set_xml(ht.t, xml.c_str()) != 0) return invalidArgument(xml, kXmlExpected);
+  }
+  return readHost(ht, xml.empty() ? std::string("this machine") : xml, out);
+}
+
+Status probeHostXmlBuffer(const std::string& xml, const std::string& source, Host* out) {
+  HwlocTopo ht;
+  LOOM_CHECK(initTopo(&ht));
+  if (xml.empty() ||
+      hwloc_topology_set_xmlbuffer(ht.t, xml.data(), static_cast<int>(xml.size())) != 0) {
+    return invalidArgument(source, kXmlExpected);
+  }
+  return readHost(ht, source, out);
 }
 
 #endif  // LOOM_HAVE_HWLOC

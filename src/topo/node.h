@@ -24,6 +24,9 @@ constexpr double kSmpGBps = 10.0;          // CPU-to-CPU interconnect share for 
 // Errors name the file. Without hwloc support compiled in, returns an error.
 Status probeHost(const std::string& xmlPath, Host* out);
 
+// The same from XML text in memory; `source` names it in errors.
+Status probeHostXmlBuffer(const std::string& xml, const std::string& source, Host* out);
+
 // True when loom was built with hwloc.
 bool haveHwloc();
 
