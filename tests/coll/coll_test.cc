@@ -2,6 +2,8 @@
 // p in {1, 2, 3, 4, 5, 8}, in place and out of place, with inputs whose results are known exactly.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <vector>
 
@@ -81,6 +83,36 @@ TEST(Collectives, SplitMakesWorkingSubCommunicators) {
     LOOM_TRY(loomCommDestroy(sub));
     if (sum != want2) return "split allreduce " + std::to_string(sum);
     return "";
+  });
+  EXPECT_EQ(failures(res), "");
+}
+
+}  // namespace
+}  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST(Collectives, NonBlockingInitReportsInProgressThenWorks) {
+  auto res = runRanks(3, [](int rank, int p, loomComm_t comm) -> std::string {
+    loomUniqueId id;
+    if (rank == 0) LOOM_TRY(loomGetUniqueId(&id));
+    LOOM_TRY(loomBroadcast(&id, &id, sizeof(id), loomUint8, 0, comm, nullptr));
+    loomConfig_t cfg = LOOM_CONFIG_INITIALIZER;
+    cfg.blocking = 0;
+    loomComm_t nb = nullptr;
+    loomResult_t r = loomCommInitRankConfig(&nb, p, id, rank, &cfg);
+    if (r != loomInProgress && r != loomSuccess) return "non-blocking init returned an error";
+    loomResult_t state = loomInProgress;
+    for (int i = 0; i < 20000 && state == loomInProgress; ++i) {
+      LOOM_TRY(loomCommGetAsyncError(nb, &state));
+      if (state == loomInProgress) usleep(500);
+    }
+    if (state != loomSuccess) return std::string("init ended with ") + loomGetErrorString(state);
+    int v = rank + 1, s = 0;
+    LOOM_TRY(loomAllReduce(&v, &s, 1, loomInt32, loomSum, nb, nullptr));
+    LOOM_TRY(loomCommDestroy(nb));
+    return s == p * (p + 1) / 2 ? "" : "wrong sum on the non-blocking communicator";
   });
   EXPECT_EQ(failures(res), "");
 }
