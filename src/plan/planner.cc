@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "core/log.h"
@@ -29,6 +30,22 @@ std::string sizeStr(uint64_t b) {
   return strCat(static_cast<uint64_t>(v), " ", u[k]);
 }
 
+// LOOM_PLAN_PARAMS: "key=value,..." or "@file" holding the same (loom-plan --save-params).
+Status readParams(CostParams* out) {
+  std::string text = params::planParams();
+  if (text.empty()) return Status();
+  if (text[0] == '@') {
+    std::ifstream in(text.substr(1));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in) return invalidArgument("LOOM_PLAN_PARAMS: cannot read ", text.substr(1));
+    text = ss.str();
+  }
+  Status s = CostParams::parse(text, out);
+  if (!s.ok()) return invalidArgument("LOOM_PLAN_PARAMS: ", s.message());
+  return s;
+}
+
 }  // namespace
 
 std::string Decision::describe() const {
@@ -48,8 +65,13 @@ Planner::Planner(const PlannerContext& ctx) : ctx_(ctx) {
   }
   if (ctx_.chunkBytes == 0) ctx_.chunkBytes = 512 * 1024;
   status_ = parseOverrides(ctx_.algo, ctx_.tune, &over_);
+  if (ctx_.readEnv && status_.ok()) {
+    CostParams fromEnv = ctx_.params;
+    status_ = readParams(&fromEnv);
+    if (status_.ok()) ctx_.params = fromEnv;
+  }
   if (!status_.ok()) {
-    LOOM_WARN(PLAN, "ignoring overrides: ", status_.message());
+    LOOM_WARN(PLAN, "ignoring LOOM_ALGO / LOOM_TUNE / LOOM_PLAN_PARAMS: ", status_.message());
     over_ = Overrides();
   }
   Placement pl;

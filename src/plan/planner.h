@@ -33,7 +33,8 @@ struct PlannerContext {
   Transport interHost = Transport::kTcp;     // between hosts; shm inside a host
   const topo::Topology* topology = nullptr;  // optional: fabric for contention and path classes
   CostParams params;
-  // Overrides; by default read from LOOM_ALGO / LOOM_TUNE / LOOM_CHUNK_BYTES.
+  // Overrides; by default read from LOOM_ALGO / LOOM_TUNE / LOOM_CHUNK_BYTES, and `params`
+  // updated from LOOM_PLAN_PARAMS.
   bool readEnv = true;
   std::string algo, tune;
   uint64_t chunkBytes = 0;  // 0: LOOM_CHUNK_BYTES
@@ -54,7 +55,8 @@ struct Decision {
 class Planner {
  public:
   explicit Planner(const PlannerContext& ctx);
-  // Status of the constructor (a bad LOOM_ALGO / LOOM_TUNE string); choose() still works.
+  // Status of the constructor (a bad LOOM_ALGO / LOOM_TUNE / LOOM_PLAN_PARAMS value); choose()
+  // still works, ignoring the overrides.
   const Status& status() const { return status_; }
 
   const Decision& choose(const sched::CollArgs& args);

@@ -150,6 +150,18 @@ TEST(Planner, EnvironmentOverridesAndBadValues) {
   unsetenv("LOOM_ALGO");
   params::resetCacheForTesting();
 
+  setenv("LOOM_PLAN_PARAMS", "tcpAlphaUs=1000,tcpGBps=0.5", 1);
+  params::resetCacheForTesting();
+  Planner withParams(c);
+  EXPECT_TRUE(withParams.status().ok());
+  EXPECT_DOUBLE_EQ(withParams.model().params().tcpAlphaUs, 1000);
+  EXPECT_DOUBLE_EQ(withParams.model().params().tcpGBps, 0.5);
+  setenv("LOOM_PLAN_PARAMS", "@/nonexistent/loom-params", 1);
+  params::resetCacheForTesting();
+  EXPECT_FALSE(Planner(c).status().ok());
+  unsetenv("LOOM_PLAN_PARAMS");
+  params::resetCacheForTesting();
+
   PlannerContext bad = flat(4, 1, Transport::kTcp);
   bad.tune = "allreduce:64k-0:ring";
   EXPECT_FALSE(Planner(bad).status().ok());
