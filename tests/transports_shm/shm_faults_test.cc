@@ -60,6 +60,8 @@ TEST(ShmFaults, SigkilledPeerIsReportedByRankAndPid) {
     RANK_CHECK(ctx, contains(st.message(), "peer rank 1 (host ") && contains(st.message(), "died"),
                st.message());
     RANK_CHECK(ctx, secs < 5, "took ", secs, " s");
+    auto left = leftoverSegments(ctx.tag);
+    RANK_CHECK(ctx, left.empty(), "left in /dev/shm: ", left.front());
     return "";
   });
   ASSERT_EQ(out.size(), 3u);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -222,6 +223,42 @@ TEST(ShmTransport, ReduceOnArrivalFloatSum) {
         }
       }
     }
+    return "";
+  });
+  expectAllOk(out);
+}
+
+// Reduction pieces end wherever the ring wraps: float64 max through a 4 KiB ring, odd count.
+TEST(ShmTransport, ReduceOnArrivalThroughTinyRingFloat64Max) {
+  constexpr size_t kCount = 30001;
+  auto out = runRanks(2, [&](RankCtx& ctx) -> std::string {
+    setRingBytes("4096");
+    std::unique_ptr<Transport> t;
+    RANK_OK(ctx, transport::createShmTransport(ctx.setupArgs(), &t));
+    int peer = 1 - ctx.rank;
+    auto value = [](int rank, size_t i) { return ((i * 7 + rank * 3) % 11) - 5.25; };
+    std::vector<double> send(kCount), mine(kCount);
+    for (size_t i = 0; i < kCount; ++i) {
+      send[i] = value(ctx.rank, i);
+      mine[i] = value(ctx.rank + 5, i);
+    }
+    std::vector<double> expect(kCount);
+    for (size_t i = 0; i < kCount; ++i) expect[i] = std::max(mine[i], value(peer, i));
+    Request s, r;
+    s.kind = Request::kSend;
+    s.src = reinterpret_cast<const uint8_t*>(send.data());
+    s.bytes = kCount * sizeof(double);
+    r.kind = Request::kRecv;
+    r.dst = reinterpret_cast<uint8_t*>(mine.data());  // in place
+    r.operand = r.dst;
+    r.dtype = DataType::kFloat64;
+    r.op = RedOp::kMax;
+    r.bytes = s.bytes;
+    RANK_OK(ctx, t->post(peer, &s));
+    RANK_OK(ctx, t->post(peer, &r));
+    RANK_OK(ctx, drive(t.get(), {&s, &r}, 60000));
+    for (size_t i = 0; i < kCount; ++i)
+      RANK_CHECK(ctx, mine[i] == expect[i], "element ", i, ": ", mine[i], " != ", expect[i]);
     return "";
   });
   expectAllOk(out);

@@ -291,7 +291,7 @@ void ShmTransport::wake() {
   if (abortFlag_ && abortFlag_->load()) markState(kAborted);
   Doorbell* d = bell();
   d->seq.fetch_add(1, std::memory_order_seq_cst);
-  futexWake(&d->seq);
+  if (d->sleeping.load(std::memory_order_seq_cst)) futexWake(&d->seq);
 }
 
 void ShmTransport::markState(PeerState s) {
