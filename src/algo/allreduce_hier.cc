@@ -7,7 +7,7 @@
 //      the subgroup and embedded;
 //   3. ring all-gather inside each part.
 // Ranks beyond the first L of a part fold: they hand their input to local rank (index mod L)
-// first and receive the result last. Loops of about L * chunkBytes pipeline the phases.
+// first and receive the result last. Loops of about L * parts * chunkBytes pipeline the phases.
 // Cost: 2(L-1) alpha_in + 2(L-1)/L N beta_in + T_allreduce(N parts, N/L bytes) across parts: a part
 // sends 2(N-1)/N N bytes off-part in total, spread over its L ranks (and their NICs).
 #include <algorithm>
@@ -103,7 +103,10 @@ Status buildHier(const CollArgs& a, const Group& g, Builder cross, const char* n
   }
   if (L == 1 && fold < 0 && !a.inPlace) fold = out->copy({kBufSend, 0}, {kBufRecv, 0}, n);
   const int next = mine[mod(j + 1, L)], prev = mine[mod(j - 1, L)];
-  const uint64_t loops = loopsFor(a.count, es, a.chunkBytes * L);
+  // One loop per L x parts x chunkBytes: each loop's cross-part all-reduce then moves about one
+  // chunk per message, so the cross phase costs what one flat pipelined all-reduce would and
+  // not (loops x its latency).
+  const uint64_t loops = loopsFor(a.count, es, a.chunkBytes * L * P.members.size());
   auto seg = [&](uint64_t loop, int k) {
     Range l = piece(a.count, loops, loop);
     Range s = piece(l.count, L, mod(k, L));

@@ -137,7 +137,7 @@ void hier(Ctx* c, const PatternArgs& pa, uint64_t n, bool crossTree) {
     }
   c->add(foldIn, 1, n);
   const uint64_t chunk = pa.args.chunkBytes;
-  const uint64_t loops = std::max<uint64_t>(1, ceilDiv(n, chunk * L));
+  const uint64_t loops = std::max<uint64_t>(1, ceilDiv(n, chunk * L * parts.size()));
   const uint64_t seg = ceilDiv(n, L * loops);
   // Intra-part rings run in every part at once: merge them into one round per phase.
   auto intra = [&](bool reduce) {

@@ -7,10 +7,12 @@
 // machine's shm and tcp paths through loom itself and prints (or --save-params writes) the cost
 // parameters, which --params-file reads back.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "calibrate.h"
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   std::string minS = "8", maxS = "1g", explainS, paramsText, paramsFile, saveParams, algo, tune;
   int hosts = 0, perHost = 1, ranks = 0;
   bool calibrate = false;
+  std::string placement = "linear";
   app.add_option("--topo", json, "Topology JSON file (loom-topo --dump)");
   app.add_option("--ibnet", ibnet, "ibnetdiscover output file");
   app.add_option("--gen", gen, "Generator spec, e.g. fat-tree:levels=2,hostsPerLeaf=16,...");
@@ -65,6 +68,9 @@ int main(int argc, char** argv) {
   app.add_option("--save-params", saveParams, "With --calibrate: write the parameters here");
   app.add_option("--algo", algo, "As LOOM_ALGO");
   app.add_option("--tune", tune, "As LOOM_TUNE");
+  app.add_option("--placement", placement,
+                 "linear: rank r on host r / ranks-per-host; scatter: hosts in a seeded random "
+                 "order (a job spread over the machine by its scheduler)");
   app.add_flag("--calibrate", calibrate,
                "Measure this machine's shm/tcp alpha-beta and reduce rate");
   CLI11_PARSE(app, argc, argv);
@@ -110,7 +116,16 @@ int main(int argc, char** argv) {
   }
   plan::PlannerContext ctx;
   ctx.nranks = ranks;
-  for (int r = 0; r < ranks; ++r) ctx.hostOf.push_back(r / perHost);
+  std::vector<int> hostOrder(hosts);
+  for (int h = 0; h < hosts; ++h) hostOrder[h] = h;
+  if (placement == "scatter") {
+    std::mt19937 rng(1);
+    std::shuffle(hostOrder.begin(), hostOrder.end(), rng);
+  } else if (placement != "linear") {
+    std::cerr << "loom-plan: --placement is linear or scatter\n";
+    return 1;
+  }
+  for (int r = 0; r < ranks; ++r) ctx.hostOf.push_back(hostOrder[r / perHost]);
   ctx.interHost = transport == "tcp" ? plan::Transport::kTcp : plan::Transport::kNet;
   ctx.topology = haveFabric ? &t : nullptr;
   ctx.params = params;
@@ -145,7 +160,8 @@ int main(int argc, char** argv) {
   std::cout << "# loom-plan: " << collName << " " << dtypeName << ", " << ranks << " ranks on "
             << hosts << " hosts, fabric "
             << (haveFabric ? topo::fabricTypeName(t.cls.type) : "none (flat)") << ", inter-host "
-            << transport << "\n# params " << params.toString() << "\n";
+            << transport << ", placement " << placement << "\n# params " << params.toString()
+            << "\n";
   if (!explainS.empty()) {
     uint64_t b;
     if (Status s = plan::parseSize(explainS, &b); !s.ok()) {
