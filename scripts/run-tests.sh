@@ -8,3 +8,6 @@ bash scripts/build.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cd build
 ctest -L default -j2 --output-on-failure --timeout 900 "$@"
+cd ..
+# Bad arguments and collectives under AddressSanitizer/UBSan (separate build in build-asan).
+bash scripts/asan-check.sh
