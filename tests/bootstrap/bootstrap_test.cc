@@ -160,11 +160,14 @@ TEST(Bootstrap, WrongJobKeyIsRefusedAndLogged) {
     std::memcpy(&root.storage, &a, sizeof(a));
     root.len = sizeof(a);
   }
-  for (const char* garbage :
-       {"GET / HTTP/1.0\r\n\r\nxxxxxxxxxxxxxxxxxxxxxxxxxx", "LMBH0123456789abcdef\x10\0\0\0"}) {
+  // An HTTP request, and a rendezvous hello with the right magic but a wrong key.
+  std::string wrongKey("LMBH0123456789abcdef\x10\0\0\0", 24);
+  for (std::string garbage : {std::string("GET / HTTP/1.0\r\n\r\n"), wrongKey}) {
+    garbage.resize(40, 'x');
     net::Fd fd;
     ASSERT_TRUE(net::connectTo(root, net::Deadline::afterMs(5000), nullptr, &fd).ok());
-    ASSERT_TRUE(net::sendAll(fd.get(), garbage, 40, net::Deadline::afterMs(5000), nullptr).ok());
+    ASSERT_TRUE(
+        net::sendAll(fd.get(), garbage.data(), 40, net::Deadline::afterMs(5000), nullptr).ok());
     // The root refuses it: our socket sees the close.
     char c;
     Status s = net::recvAll(fd.get(), &c, 1, net::Deadline::afterMs(5000), nullptr);

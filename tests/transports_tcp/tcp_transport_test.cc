@@ -195,7 +195,8 @@ TEST_P(TcpReduce, OnArrival) {
     RANK_OK(drive(tr.t.get(), {&req}));
     if (r == 1) {
       const uint8_t* got = c.inPlace ? mine.data() : dst.data();
-      RANK_EXPECT(std::memcmp(got, expect.data(), bytes) == 0, "reduced result differs");
+      RANK_EXPECT(bytes == 0 || std::memcmp(got, expect.data(), bytes) == 0,
+                  "reduced result differs");
     }
     RANK_OK(tr.boot->barrier());
     return "";
