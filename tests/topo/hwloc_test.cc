@@ -91,7 +91,9 @@ TEST(Hwloc, TwoSocketGpuAndMlx5) {
     // Devices on different packages must be SYS, on one package PHB or closer.
     const PciDevice& g = h.gpus[p.a].pci;
     const PciDevice& n = h.nics[p.b].pci;
-    if (g.package != n.package) EXPECT_EQ(p.cls, PathClass::kSys);
+    if (g.package != n.package) {
+      EXPECT_EQ(p.cls, PathClass::kSys);
+    }
   }
 }
 

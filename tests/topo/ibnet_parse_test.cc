@@ -117,7 +117,9 @@ TEST(IbnetParse, DefaultFormWithChassisAndFields) {
   classify(&t);
   expectSmallTree(t);
   for (const FabricNode& n : t.fabric.nodes) {
-    if (n.desc == "node02 mlx5_0") EXPECT_EQ(n.lid, 12);
+    if (n.desc == "node02 mlx5_0") {
+      EXPECT_EQ(n.lid, 12);
+    }
   }
 }
 

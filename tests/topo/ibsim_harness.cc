@@ -54,6 +54,8 @@ std::string Ibsim::unavailableReason() {
   return "";
 }
 
+const char* Ibsim::preloadLibrary() { return kPreload; }
+
 std::string Ibsim::log() const { return dir_.empty() ? "" : readFile(dir_ + "/ibsim.log"); }
 
 int Ibsim::promptCount() const {

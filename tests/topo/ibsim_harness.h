@@ -26,6 +26,9 @@ class Ibsim {
   // Sends one console command ("Unlink \"S-...\"[3]") and waits for the next prompt.
   std::string console(const std::string& cmd);
   std::string log() const;
+  // IBSIM_SOCKNAME of this instance, and the preload library, for running other diags under it.
+  const std::string& sockName() const { return sock_; }
+  static const char* preloadLibrary();
 
  private:
   int promptCount() const;

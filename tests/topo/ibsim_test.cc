@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 #include "ibsim_harness.h"
 #include "topo/classify.h"
+#include "topo/discover.h"
 #include "topo/ibnet.h"
 #include "topo/synth/synth.h"
 
@@ -184,6 +187,45 @@ TEST(Ibsim, LinkTakenDownIsReported) {
   Topology back = discover(gen, "", &sim, false);
   EXPECT_TRUE(missingLinks(gen.fabric, back.fabric).empty());
   EXPECT_TRUE(back.cls.oddities.empty()) << summary(back);
+}
+
+// discoverTopology() running ibnetdiscover itself (no LOOM_IB_TOPO_FILE), and a host map for
+// CAs whose descriptions carry no hostname.
+TEST(Ibsim, DiscoverRunsIbnetdiscoverWithHostMap) {
+  SKIP_WITHOUT_IBSIM();
+  synth::FatTreeParams p;
+  p.leavesPerPod = 2;
+  p.spinesPerPod = 1;
+  p.hostsPerLeaf = 2;
+  Topology gen;
+  ASSERT_TRUE(synth::generateFatTree(p, &gen).ok());
+  std::string map = ::testing::TempDir() + "/loom_hostmap.txt";
+  {
+    std::ofstream m(map);
+    m << "# guid hostname\n";
+    for (int id = gen.fabric.numSwitches; id < gen.fabric.numNodes(); ++id) {
+      FabricNode& n = gen.fabric.nodes[id];
+      m << std::hex << "0x" << n.guid << std::dec << " \"gpu-" << id << "\"\n";
+      n.desc = "MT4123 ConnectX6 Mellanox Technologies";  // no hostname in the description
+    }
+  }
+  Ibsim sim;
+  ASSERT_EQ(sim.start(writeIbnetdiscover(gen.fabric)), "");
+  setenv("IBSIM_SOCKNAME", sim.sockName().c_str(), 1);
+  setenv("LD_PRELOAD", Ibsim::preloadLibrary(), 1);  // inherited by the ibnetdiscover child only
+  DiscoverOptions o;
+  o.probeNode = false;
+  o.runIbnetdiscover = true;
+  o.hostMapFile = map;
+  Topology t;
+  Status s = discoverTopology(o, &t);
+  unsetenv("LD_PRELOAD");
+  unsetenv("IBSIM_SOCKNAME");
+  std::remove(map.c_str());
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(t.cls.type, FabricType::kFatTree);
+  ASSERT_EQ(t.hosts.size(), 4u);
+  for (const Host& h : t.hosts) EXPECT_EQ(h.name.rfind("gpu-", 0), 0u) << h.name;
 }
 
 }  // namespace
