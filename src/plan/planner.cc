@@ -183,7 +183,7 @@ std::vector<Decision> Planner::enumerate(const sched::CollArgs& args,
     }
     std::vector<uint64_t> chunks = {ctx_.chunkBytes};
     if (pipelined(a->name) && bytes > ctx_.chunkBytes)
-      chunks = {ctx_.chunkBytes / 4, ctx_.chunkBytes, ctx_.chunkBytes * 4};
+      chunks = {ctx_.chunkBytes, ctx_.chunkBytes / 4, ctx_.chunkBytes * 4};  // ties: default
     for (auto& [lvl, parts] : levels)
       for (auto& order : orders)
         for (uint64_t c : chunks) {
