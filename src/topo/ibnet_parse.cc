@@ -1,5 +1,6 @@
 // ibnetdiscover text -> Fabric (default form and -p form). See ibnet.h.
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -17,10 +18,60 @@ using ibnet::Cursor;
 
 constexpr int kMaxPort = 255;
 
+// A node id as written: "S-<guid>" / "H-<guid>" / "R-<guid>" kept as (prefix, guid) so the
+// common case needs no string; other ids (ibsim's "Switch1") as text.
+struct NodeId {
+  char prefix = 0;  // 'S', 'H', 'R' or 0 for a free-form id
+  uint64_t guid = 0;
+  std::string text;
+  static NodeId of(const std::string& id) {
+    NodeId n;
+    if (ibnet::guidFromId(id, &n.guid) && id.size() == 18) {
+      n.prefix = id[0];
+    } else {
+      n.text = id;
+    }
+    return n;
+  }
+  std::string str() const {
+    if (!prefix) return text;
+    char buf[24];
+    std::snprintf(buf, sizeof(buf), "%c-%016llx", prefix, static_cast<unsigned long long>(guid));
+    return buf;
+  }
+};
+
+class IdMap {
+ public:
+  // Returns {index, inserted}.
+  std::pair<int, bool> insert(const NodeId& id, int value) {
+    if (id.prefix) {
+      auto r = byGuid_[slot(id.prefix)].emplace(id.guid, value);
+      return {r.first->second, r.second};
+    }
+    auto r = byText_.emplace(id.text, value);
+    return {r.first->second, r.second};
+  }
+  int find(const NodeId& id) const {
+    if (id.prefix) {
+      const auto& m = byGuid_[slot(id.prefix)];
+      auto it = m.find(id.guid);
+      return it == m.end() ? -1 : it->second;
+    }
+    auto it = byText_.find(id.text);
+    return it == byText_.end() ? -1 : it->second;
+  }
+
+ private:
+  static int slot(char p) { return p == 'S' ? 0 : p == 'H' ? 1 : 2; }
+  std::unordered_map<uint64_t, int> byGuid_[3];
+  std::unordered_map<std::string, int> byText_;
+};
+
 struct HalfLink {
   int node;
   int port;
-  std::string peer;  // node id string as written ("S-0c42...", "Switch1")
+  NodeId peer;
   int peerPort;
   int width;
   std::string speed;
@@ -97,9 +148,10 @@ class DefaultParser {
     uint64_t guid = pendingGuid_;
     if (guid == 0) ibnet::guidFromId(id, &guid);
     pendingGuid_ = 0;
-    auto [it, fresh] = ids_.emplace(id, b_.numNodes());
-    if (!fresh)
-      return err("node \"", id, "\" is described twice (first at line ", line_[it->second], ")");
+    auto [first, fresh] = ids_.insert(NodeId::of(id), b_.numNodes());
+    if (!fresh) {
+      return err("node \"", id, "\" is described twice (first at line ", line_[first], ")");
+    }
     cur_ = b_.addNode(kind, guid, desc, nports, lid);
     line_.push_back(lineNo_);
     return Status();
@@ -107,14 +159,16 @@ class DefaultParser {
 
   Status portLine(Cursor& c) {
     if (cur_ < 0) return err("port line outside a node block (expected a Switch/Ca line first)");
-    HalfLink h{cur_, 0, "", 0, 4, "", lineNo_};
+    HalfLink h{cur_, 0, NodeId{}, 0, 4, "", lineNo_};
     c.skip(1);
     if (!c.integer(&h.port) || !c.lit(']') || h.port > kMaxPort) {
       return err("expected \"[<port 0..", kMaxPort, ">]\" at the start of a port line");
     }
     c.skipGuidAndExt();
     c.ws();
-    if (!c.quoted(&h.peer) || h.peer.empty()) return err("expected the quoted peer node id");
+    std::string peer;
+    if (!c.quoted(&peer) || peer.empty()) return err("expected the quoted peer node id");
+    h.peer = NodeId::of(peer);
     if (!c.lit('[') || !c.integer(&h.peerPort) || !c.lit(']') || h.peerPort > kMaxPort) {
       return err("expected \"[<peer port>]\" after the peer id");
     }
@@ -136,7 +190,7 @@ class DefaultParser {
   const std::string& src_;
   IbnetReport* rep_;
   FabricBuilder b_;
-  std::unordered_map<std::string, int> ids_;
+  IdMap ids_;
   std::vector<int> line_;  // per node: line of its node line
   std::vector<HalfLink> halves_;
   int cur_ = -1;
@@ -150,13 +204,12 @@ Status DefaultParser::finish(Fabric* out) {
   std::vector<char> both;
   int noRate = 0, unknownRate = 0, mismatch = 0, oneSided = 0;
   for (const HalfLink& h : halves_) {
-    auto pit = ids_.find(h.peer);
-    if (pit == ids_.end()) {
+    const int peer = ids_.find(h.peer);
+    if (peer < 0) {
       lineNo_ = h.line;
-      return err("port ", h.port, " of \"", b_.node(h.node).desc, "\" links to \"", h.peer,
+      return err("port ", h.port, " of \"", b_.node(h.node).desc, "\" links to \"", h.peer.str(),
                  "\", which no node block describes (truncated output?)");
     }
-    const int peer = pit->second;
     const uint64_t key = static_cast<uint64_t>(h.node) * 256 + h.port;
     const uint64_t pkey = static_cast<uint64_t>(peer) * 256 + h.peerPort;
     auto it = byPort.find(key);
@@ -165,7 +218,7 @@ Status DefaultParser::finish(Fabric* out) {
       if (!(l.a == peer && l.portA == h.peerPort && l.b == h.node && l.portB == h.port)) {
         lineNo_ = h.line;
         return err("port ", h.port, " of \"", b_.node(h.node).desc, "\" is listed twice or its ",
-                   "peer disagrees (peer \"", h.peer, "\"[", h.peerPort, "])");
+                   "peer disagrees (peer \"", h.peer.str(), "\"[", h.peerPort, "])");
       }
       both[it->second] = 1;
       if (l.width != h.width || l.speed != h.speed) ++mismatch;
@@ -173,7 +226,7 @@ Status DefaultParser::finish(Fabric* out) {
     }
     if (byPort.count(pkey)) {
       lineNo_ = h.line;
-      return err("port ", h.peerPort, " of \"", h.peer, "\" is already linked elsewhere");
+      return err("port ", h.peerPort, " of \"", h.peer.str(), "\" is already linked elsewhere");
     }
     std::string speed = h.speed;
     if (speed.empty()) {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace loom::topo::ibnet {
 
@@ -75,22 +76,23 @@ class Cursor {
     }
   }
   // Next whitespace-separated token; a token starting with a quote runs to the closing quote.
-  bool token(std::string* out) {
+  bool token(std::string_view* out) {
     ws();
     if (done()) return false;
+    const char* b = p_;
     if (*p_ == '"') {
-      const char* b = p_++;
+      ++p_;
       while (!done() && *p_ != '"') ++p_;
       if (!done()) ++p_;
-      *out = std::string(b, p_);
-      return true;
+    } else {
+      while (!done() && *p_ != ' ' && *p_ != '\t') ++p_;
     }
-    *out = word();
+    *out = std::string_view(b, p_ - b);
     return true;
   }
   // Scans the rest of the line for "lid <n>" (outside quotes); takes the first one.
   bool findLid(int* lid) {
-    std::string t;
+    std::string_view t;
     while (token(&t)) {
       if (t == "lid") {
         ws();
@@ -101,19 +103,20 @@ class Cursor {
   }
   // Scans the rest of the line for the last "<w>x<SPEED>" token, e.g. 4xHDR, 2xNDR, 4x???.
   void findRate(int* width, std::string* speed) {
-    std::string t;
+    std::string_view t;
     while (token(&t)) {
       size_t i = 0;
       while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
       if (i == 0 || i > 2 || i + 1 >= t.size() || t[i] != 'x') continue;
-      std::string s = t.substr(i + 1);
+      std::string_view sp = t.substr(i + 1);
       bool ok = true;
-      for (char c : s)
+      for (char c : sp) {
         ok = ok && (std::isupper(static_cast<unsigned char>(c)) ||
                     std::isdigit(static_cast<unsigned char>(c)) || c == '?');
+      }
       if (!ok) continue;
-      *width = std::stoi(t.substr(0, i));
-      *speed = s;
+      *width = i == 1 ? t[0] - '0' : (t[0] - '0') * 10 + (t[1] - '0');
+      speed->assign(sp.data(), sp.size());
     }
   }
 
