@@ -12,6 +12,7 @@
 #include "kernels/dispatch.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #define LOOM_KERNELS_X86 1
 #else
 #define LOOM_KERNELS_X86 0
@@ -93,7 +94,11 @@ Isa cpuIsa() {
   // libgcc's checks include the OS (XSAVE state) support for AVX and AVX-512 registers.
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) return Isa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return Isa::kAvx2;
+  // F16C via cpuid: clang's __builtin_cpu_supports does not know "f16c". (AVX2 implies the OS
+  // saves YMM state, which F16C also needs.)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  if (__builtin_cpu_supports("avx2") && f16c) return Isa::kAvx2;
 #endif
   return Isa::kScalar;
 }

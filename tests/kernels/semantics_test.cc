@@ -1,6 +1,7 @@
 // Documented semantics, checked on every ISA with inputs long enough to go through the vector
 // loops and the scalar tails: NaN/Inf/signed zero in max/min/sum/prod, float16/bfloat16 rounding,
 // integer wrap-around, avg's truncating division, and the LOOM_KERNEL_ISA parameter.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
