@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <memory>
@@ -142,6 +143,35 @@ TEST(ShmFaults, ClosedPeerDeliversItsLastDataThenIsReported) {
                st.code() == Code::kRemoteError && contains(st.message(), "peer rank 1") &&
                    contains(st.message(), "closed"),
                st.toString());
+    return "";
+  });
+  for (auto& o : out) EXPECT_EQ(o.exitCode, 0) << o.message;
+}
+
+// A process forked after setup (a data-loader worker) that tears down its copy must not make
+// the parent look closed to its peers.
+TEST(ShmFaults, ForkedChildDoesNotCloseTheParentsTransport) {
+  auto out = runRanks(2, [&](RankCtx& ctx) -> std::string {
+    std::unique_ptr<Transport> t;
+    RANK_OK(ctx, transport::createShmTransport(ctx.setupArgs(), &t));
+    if (ctx.rank == 0) {
+      pid_t child = fork();
+      if (child == 0) {
+        t.reset();
+        _exit(0);
+      }
+      int status = 0;
+      waitpid(child, &status, 0);
+    }
+    RANK_OK(ctx, ctx.barrier());
+    RANK_OK(ctx, t->checkPeers());
+    uint8_t out = 5, in = 0;
+    Request s = makeSend(&out, 1), r = makeRecv(&in, 1);
+    RANK_OK(ctx, t->post(1 - ctx.rank, &s));
+    RANK_OK(ctx, t->post(1 - ctx.rank, &r));
+    RANK_OK(ctx, drive(t.get(), {&s, &r}, 20000));
+    RANK_CHECK(ctx, in == 5);
+    RANK_OK(ctx, ctx.barrier());
     return "";
   });
   for (auto& o : out) EXPECT_EQ(o.exitCode, 0) << o.message;

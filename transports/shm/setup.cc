@@ -88,6 +88,7 @@ ShmTransport::ShmTransport(const SetupArgs& args)
       nranks_(args.nranks),
       commTag_(args.commTag),
       abortFlag_(args.abortFlag),
+      ownerPid_(getpid()),
       peerIndex_(args.nranks, -1) {
   std::vector<int> sorted = args.peers;
   std::sort(sorted.begin(), sorted.end());
@@ -213,6 +214,8 @@ void ShmTransport::unlinkNames(bool includePeers) {
 }
 
 ShmTransport::~ShmTransport() {
+  // A forked child (e.g. a data-loader worker) inherits the mapping; only the owner says goodbye.
+  if (getpid() != ownerPid_) return;
   markState(abortFlag_ && abortFlag_->load() ? kAborted : kClosed);
   unlinkNames(false);
 }

@@ -102,6 +102,7 @@ class ShmTransport final : public Transport {
   int nranks_ = 1;
   std::string commTag_;
   const std::atomic<bool>* abortFlag_ = nullptr;
+  int ownerPid_ = 0;  // the process that set up the transport
   uint64_t ringBytes_ = 0;
   int64_t spinUs_ = 0;  // LOOM_SPIN_US, read once
   bool ownNameLinked_ = false;
