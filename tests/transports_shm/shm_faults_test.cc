@@ -242,6 +242,31 @@ TEST(ShmFaults, FailedSetupOnOneRankFailsAllAndUnlinksEverything) {
   for (auto& o : out) EXPECT_EQ(o.exitCode, 0) << o.message;
 }
 
+// A rank killed half way through setup (segment created, not yet unlinked): the survivors'
+// setup fails and they unlink every name, the dead rank's included.
+TEST(ShmFaults, RankKilledDuringSetupLeavesNoSegment) {
+  auto out = runRanks(3, [&](RankCtx& ctx) -> std::string {
+    auto args = ctx.setupArgs();
+    ctx.barrierTimeoutMs = 1000;
+    if (ctx.rank == 1) {
+      auto inner = args.allGather;
+      auto calls = std::make_shared<int>(0);
+      args.allGather = [inner, calls](void* d, size_t b) {
+        if (++*calls == 2) raise(SIGKILL);  // after "create", before "map" completes
+        return inner(d, b);
+      };
+    }
+    std::unique_ptr<Transport> t;
+    Status st = transport::createShmTransport(args, &t);
+    RANK_CHECK(ctx, !st.ok() && !t, "setup succeeded");
+    auto left = leftoverSegments(ctx.tag);
+    RANK_CHECK(ctx, left.empty(), "left in /dev/shm: ", left.front());
+    return "";
+  });
+  EXPECT_EQ(out[1].signal, SIGKILL);
+  for (int r : {0, 2}) EXPECT_EQ(out[r].exitCode, 0) << out[r].message;
+}
+
 TEST(ShmFaults, RejectsPeerOnAnotherHost) {
   auto out = runRanks(2, [&](RankCtx& ctx) -> std::string {
     auto args = ctx.setupArgs();

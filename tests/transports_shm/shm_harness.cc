@@ -30,9 +30,10 @@ Status RankCtx::barrier() {
     arena->barrierGen.fetch_add(1, std::memory_order_acq_rel);
     return Status();
   }
-  auto deadline = Clock::now() + std::chrono::seconds(20);
+  auto deadline = Clock::now() + std::chrono::milliseconds(barrierTimeoutMs);
   while (arena->barrierGen.load(std::memory_order_acquire) == gen) {
-    if (Clock::now() > deadline) return timeoutError("test barrier: rank ", rank, " waited 20 s");
+    if (Clock::now() > deadline)
+      return timeoutError("test barrier: rank ", rank, " waited ", barrierTimeoutMs, " ms");
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   return Status();

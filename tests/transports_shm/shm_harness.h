@@ -32,7 +32,8 @@ struct RankCtx {
   Arena* arena = nullptr;
   std::string tag;  // commTag for this run (hex)
   int gatherRound = 0;
-  // Collective over all ranks of the run; fails with Timeout after 20 s (a dead rank).
+  int64_t barrierTimeoutMs = 20000;
+  // Collective over all ranks of the run; fails with Timeout after barrierTimeoutMs (a dead rank).
   Status allGather(void* data, size_t bytesPerRank);
   Status barrier();
   // SetupArgs for a communicator of all ranks (peers: every other rank unless given).
