@@ -36,6 +36,7 @@ struct Conn {
   int peer = -1;
   bool outgoing = false;
   bool authed = false;
+  bool root = false;  // a message from the root service
   std::vector<uint8_t> in;
   std::vector<uint8_t> out;
   size_t outSent = 0;
@@ -67,17 +68,22 @@ class BootstrapImpl : public Bootstrap {
   Status send(int peer, int tag, const void* data, size_t bytes) override;
   Status recv(int peer, int tag, void* data, size_t bytes) override;
 
+  Status awaitRoot(const Deadline& dl, const std::string& root, int* next);
   Status connectRing(const Deadline& dl);
+  Status exchangeIdentities(const PeerIdentity& me, const std::string& listenAddr);
 
   std::vector<PeerIdentity> peers_;
   std::vector<net::SockAddr> listenAddrs_;
 
  private:
   Deadline opDeadline() const { return Deadline::afterMs(timeoutMs_ > 0 ? timeoutMs_ : -1); }
-  std::string who(int peer) const { return peers_[peer].describe(); }
+  std::string who(int peer) const {
+    return peers_[peer].hostname.empty() ? strCat("rank ", peer) : peers_[peer].describe();
+  }
   Status pumpOnce(const Deadline& dl, const std::string& what, int waitPeer);
   void readConn(Conn* c, bool* drop);
   bool parseFrames(Conn* c);
+  bool parseRoot(Conn* c);
   Status ensureSendConn(int peer, const Deadline& dl);
   Status sendLocked(int peer, int32_t tag, const void* data, size_t bytes, const Deadline& dl,
                     const std::string& what);
@@ -95,10 +101,39 @@ class BootstrapImpl : public Bootstrap {
   std::vector<Conn*> sendConn_;
   std::vector<std::deque<Msg>> inbox_;
   std::vector<bool> inClosed_, outClosed_, inConnected_;
+  bool rootDone_ = false;
+  Code rootCode_ = Code::kOk;
+  std::vector<uint8_t> rootBody_;
 };
+
+// The root's one message: header, then code and body; the root closes the connection after it.
+bool BootstrapImpl::parseRoot(Conn* c) {
+  if (c->in.size() < wire::kRootHeader) return true;
+  uint32_t code = 0, len = 0;
+  std::memcpy(&code, c->in.data() + 4 + wire::kKeyBytes, 4);
+  std::memcpy(&len, c->in.data() + 8 + wire::kKeyBytes, 4);
+  if (len > wire::kMaxHelloBody) return false;
+  if (c->in.size() < wire::kRootHeader + len) return true;
+  if (!rootDone_) {
+    rootDone_ = true;
+    rootCode_ = static_cast<Code>(code);
+    rootBody_.assign(c->in.begin() + wire::kRootHeader, c->in.begin() + wire::kRootHeader + len);
+  }
+  c->in.clear();
+  return true;
+}
 
 bool BootstrapImpl::parseFrames(Conn* c) {
   size_t at = 0;
+  if (c->root) return parseRoot(c);
+  if (!c->authed && c->in.size() >= 4 + wire::kKeyBytes) {
+    uint32_t magic = 0;
+    std::memcpy(&magic, c->in.data(), 4);
+    if (magic == wire::kRootMagic && std::memcmp(c->in.data() + 4, key_, sizeof(key_)) == 0) {
+      c->authed = c->root = true;
+      return parseRoot(c);
+    }
+  }
   if (!c->authed) {
     if (c->in.size() < wire::kPeerHelloBytes) return true;
     uint32_t magic = 0;
@@ -137,7 +172,9 @@ void BootstrapImpl::readConn(Conn* c, bool* drop) {
     size_t n = 0;
     Status s = net::tryRecv(c->fd.get(), buf, sizeof(buf), &n);
     if (!s.ok()) {
-      if (!c->authed && !c->outgoing) {
+      if (c->root) {
+        // The root closes after its message.
+      } else if (!c->authed && !c->outgoing) {
         LOOM_WARN(INIT, "bootstrap rank ", rank_, ": refused connection from ", c->from.toString(),
                   ": closed before presenting the job key");
       } else if (c->outgoing) {
@@ -343,11 +380,59 @@ Status BootstrapImpl::connectRing(const Deadline& dl) {
   return Status();
 }
 
-// Rank -> root: hello; root -> rank: table (or the reason the rendezvous failed).
-Status rendezvous(const wire::UniqueId& uid, int rank, int nranks, int64_t timeoutMs,
-                  int64_t startNs, const Deadline& dl, const std::atomic<bool>* abort,
-                  const PeerIdentity& me, const std::string& listenAddr, int rootFd,
-                  std::vector<PeerIdentity>* ids, std::vector<std::string>* addrs) {
+// Waits for the root's message on our listen socket (peers that are already done may connect
+// meanwhile; their connections are kept). On success *next gets the next rank's address.
+Status BootstrapImpl::awaitRoot(const Deadline& dl, const std::string& root, int* next) {
+  std::lock_guard<std::mutex> g(mu_);
+  std::string what =
+      strCat("bootstrap rank ", rank_, ": waiting for the rendezvous root at ", root);
+  while (!rootDone_) {
+    Status s = pumpOnce(dl, what, -1);
+    if (s.code() == Code::kTimeout) {
+      return timeoutError("bootstrap rank ", rank_, ": no answer from the rendezvous root at ",
+                          root, " within ", timeoutMs_,
+                          " ms (is the process that made the id alive?)");
+    }
+    LOOM_CHECK(s);
+  }
+  if (rootCode_ != Code::kOk)
+    return Status(rootCode_, std::string(rootBody_.begin(), rootBody_.end()));
+  std::string addr;
+  wire::Reader r(rootBody_.data(), rootBody_.size());
+  *next = (rank_ + 1) % nranks_;
+  if (!r.str(&addr)) return internalError("bootstrap rank ", rank_, ": malformed root answer");
+  return net::parseAddr(addr, &listenAddrs_[*next]);
+}
+
+// Every rank's identity and listen address, in fixed-size records over the ring.
+Status BootstrapImpl::exchangeIdentities(const PeerIdentity& me, const std::string& listenAddr) {
+  wire::Writer w;
+  wire::putIdentity(&w, me, listenAddr);
+  if (w.buf.size() > wire::kIdentitySlot) {
+    return invalidArgument("bootstrap: identity of rank ", rank_, " (host ", me.hostname,
+                           ") takes ", w.buf.size(), " bytes, more than ", wire::kIdentitySlot);
+  }
+  std::vector<uint8_t> all(nranks_ * wire::kIdentitySlot, 0);
+  std::memcpy(all.data() + rank_ * wire::kIdentitySlot, w.buf.data(), w.buf.size());
+  LOOM_CHECK(allGather(all.data(), wire::kIdentitySlot));
+  std::vector<PeerIdentity> ids(nranks_);
+  for (int i = 0; i < nranks_; ++i) {
+    wire::Reader r(all.data() + i * wire::kIdentitySlot, wire::kIdentitySlot);
+    std::string addr;
+    if (!wire::getIdentity(&r, &ids[i], &addr) || ids[i].rank != i) {
+      return internalError("bootstrap rank ", rank_, ": malformed identity record of rank ", i);
+    }
+    if (i != rank_) LOOM_CHECK(net::parseAddr(addr, &listenAddrs_[i]));
+  }
+  assignHostIndices(&ids);
+  std::lock_guard<std::mutex> g(mu_);
+  peers_ = std::move(ids);
+  return Status();
+}
+
+Status sendHello(const wire::UniqueId& uid, int rank, int nranks, int64_t timeoutMs,
+                 int64_t startNs, const Deadline& dl, const std::atomic<bool>* abort,
+                 const PeerIdentity& me, const std::string& listenAddr, int rootFd) {
   wire::Writer body;
   body.put<int32_t>(rank);
   body.put<int32_t>(nranks);
@@ -359,34 +444,10 @@ Status rendezvous(const wire::UniqueId& uid, int rank, int nranks, int64_t timeo
   w.bytes(uid.key, wire::kKeyBytes);
   w.put<uint32_t>(static_cast<uint32_t>(body.buf.size()));
   w.bytes(body.buf.data(), body.buf.size());
-  std::string root = uid.root.toString();
   Status s = net::sendAll(rootFd, w.buf.data(), w.buf.size(), dl, abort);
-  if (!s.ok())
-    return Status(s.code(),
-                  strCat("bootstrap rank ", rank, ": hello to root ", root, ": ", s.message()));
-
-  Deadline replyDl = Deadline::afterMs(timeoutMs > 0 ? timeoutMs + kRootGraceMs : -1);
-  uint32_t head[2];
-  s = net::recvAll(rootFd, head, sizeof(head), replyDl, abort);
-  if (s.code() == Code::kTimeout) {
-    return timeoutError("bootstrap rank ", rank, ": no answer from the rendezvous root at ", root,
-                        " within ", timeoutMs, " ms");
-  }
-  if (!s.ok())
-    return Status(s.code(), strCat("bootstrap rank ", rank, ": rendezvous root at ", root, ": ",
-                                   s.message()));
-  std::vector<uint8_t> reply(head[1]);
-  LOOM_CHECK(net::recvAll(rootFd, reply.data(), reply.size(), replyDl, abort));
-  if (head[0] != 0) {
-    return Status(static_cast<Code>(head[0]), std::string(reply.begin(), reply.end()));
-  }
-  wire::Reader r(reply.data(), reply.size());
-  ids->resize(nranks);
-  addrs->resize(nranks);
-  for (int i = 0; i < nranks; ++i) {
-    if (!wire::getIdentity(&r, &(*ids)[i], &(*addrs)[i])) {
-      return internalError("bootstrap rank ", rank, ": malformed table from root ", root);
-    }
+  if (!s.ok()) {
+    return Status(s.code(), strCat("bootstrap rank ", rank, ": hello to the rendezvous root at ",
+                                   uid.root.toString(), ": ", s.message()));
   }
   return Status();
 }
@@ -429,19 +490,19 @@ Status Bootstrap::create(const char* id, int rank, int nranks, int64_t timeoutMs
   PeerIdentity me = localIdentity();
   me.rank = rank;
   me.address = bound.host();
-
-  std::vector<PeerIdentity> ids;
-  std::vector<std::string> addrs;
-  LOOM_CHECK(rendezvous(uid, rank, nranks, timeoutMs, startNs, dl, abort, me, bound.toString(),
-                        rootFd.get(), &ids, &addrs));
-  rootFd.reset();
   auto impl =
       std::make_unique<BootstrapImpl>(rank, nranks, timeoutMs, abort, uid.key, std::move(listen));
-  assignHostIndices(&ids);
-  impl->peers_ = std::move(ids);
+  impl->peers_.resize(nranks);
   impl->listenAddrs_.resize(nranks);
-  for (int i = 0; i < nranks; ++i) LOOM_CHECK(net::parseAddr(addrs[i], &impl->listenAddrs_[i]));
+  impl->listenAddrs_[rank] = bound;
+  LOOM_CHECK(sendHello(uid, rank, nranks, timeoutMs, startNs, dl, abort, me, bound.toString(),
+                       rootFd.get()));
+  int next = 0;
+  LOOM_CHECK(impl->awaitRoot(Deadline::afterMs(timeoutMs > 0 ? timeoutMs + kRootGraceMs : -1),
+                             uid.root.toString(), &next));
+  rootFd.reset();
   LOOM_CHECK(impl->connectRing(dl));
+  LOOM_CHECK(impl->exchangeIdentities(me, bound.toString()));
   LOOM_INFO(INIT, "bootstrap rank ", rank, "/", nranks, " ready, listening on ", bound.toString());
   *out = std::move(impl);
   return Status();

@@ -1,11 +1,13 @@
 // The root rendezvous service behind makeUniqueId, and the unique id's text form.
 //
 // makeUniqueId listens on the chosen interface and starts one detached thread that serves one
-// communicator: it accepts connections, refuses (and logs) any that does not present the job key,
-// collects one hello per rank, and when all nranks are in, sends every rank the table and exits.
-// If a rank that said hello disconnects first, or the earliest rank deadline passes, it tells the
-// others why (naming the ranks that never arrived) and exits; with no rank at all it exits after
-// LOOM_TIMEOUT_MS.
+// communicator. It accepts connections, refuses (and logs) any that does not present the job key
+// within kHelloMs, and reads one hello per rank (rank, nranks, identity, listen address), closing
+// each connection once read, so it holds O(1) descriptors whatever nranks is. When all nranks have
+// said hello it connects to each rank's listen socket and sends it the next rank's address (the
+// ranks then build a ring and allGather their identities), and exits. If the earliest rank
+// deadline passes first, it tells every rank that arrived which ranks never did, and exits; with
+// no rank at all it exits after LOOM_TIMEOUT_MS.
 #include <poll.h>
 
 #include <algorithm>
@@ -24,12 +26,15 @@ namespace {
 using net::Deadline;
 using net::Fd;
 
+constexpr int64_t kHelloMs = 10000;    // an accepted connection must say hello within this
+constexpr int64_t kDeliverMs = 10000;  // connecting + sending to one rank
+
 struct Pending {
   Fd fd;
   net::SockAddr from;
   std::vector<uint8_t> in;
   bool authed = false;
-  int rank = -1;  // >= 0 once its hello is complete
+  Deadline deadline = Deadline::afterMs(kHelloMs);
 };
 
 class RootService {
@@ -42,9 +47,13 @@ class RootService {
 
  private:
   void onReadable(Pending* c, bool* drop);
-  bool parseHello(Pending* c);
-  void reply(Pending* c, Code code, const std::vector<uint8_t>& body);
-  void failAll(Code code, const std::string& msg);
+  void parseHello(Pending* c);
+  bool deliver(const wire::RankHello& h, Code code, const std::vector<uint8_t>& body);
+  void deliverText(const wire::RankHello& h, Code code, const std::string& text) {
+    (void)deliver(h, code, std::vector<uint8_t>(text.begin(), text.end()));
+  }
+  void finish();
+  void acceptAll();
   std::vector<int> missing() const;
 
   Fd listen_;
@@ -54,7 +63,6 @@ class RootService {
   int arrived_ = 0;
   std::vector<std::unique_ptr<Pending>> conns_;
   std::vector<wire::RankHello> hellos_;
-  bool done_ = false;
 };
 
 std::vector<int> RootService::missing() const {
@@ -65,61 +73,67 @@ std::vector<int> RootService::missing() const {
   return out;
 }
 
-void RootService::reply(Pending* c, Code code, const std::vector<uint8_t>& body) {
-  wire::Writer w;
-  w.put<uint32_t>(static_cast<uint32_t>(code));
-  w.put<uint32_t>(static_cast<uint32_t>(body.size()));
-  w.bytes(body.data(), body.size());
-  Status s =
-      net::sendAll(c->fd.get(), w.buf.data(), w.buf.size(), Deadline::afterMs(10000), nullptr);
-  if (!s.ok()) LOOM_WARN(INIT, "bootstrap root: reply to ", c->from.toString(), ": ", s.message());
-  c->fd.reset();
-}
-
-void RootService::failAll(Code code, const std::string& msg) {
-  LOOM_WARN(INIT, "bootstrap root: ", msg);
-  std::vector<uint8_t> text(msg.begin(), msg.end());
-  for (auto& c : conns_) {
-    if (c->rank >= 0 && c->fd.valid()) reply(c.get(), code, text);
+// Connects to the rank's listen socket and sends it one root message.
+bool RootService::deliver(const wire::RankHello& h, Code code, const std::vector<uint8_t>& body) {
+  net::SockAddr addr;
+  Deadline dl = Deadline::afterMs(kDeliverMs);
+  Fd fd;
+  Status s = net::parseAddr(h.listenAddr, &addr);
+  if (s.ok()) s = net::connectTo(addr, dl, nullptr, &fd, false);
+  if (s.ok()) {
+    wire::Writer w;
+    w.put<uint32_t>(wire::kRootMagic);
+    w.bytes(key_, sizeof(key_));
+    w.put<uint32_t>(static_cast<uint32_t>(code));
+    w.put<uint32_t>(static_cast<uint32_t>(body.size()));
+    w.bytes(body.data(), body.size());
+    s = net::sendAll(fd.get(), w.buf.data(), w.buf.size(), dl, nullptr);
   }
-  done_ = true;
+  if (!s.ok()) {
+    LOOM_WARN(INIT, "bootstrap root: could not answer ", h.id.describe(), " at ", h.listenAddr,
+              ": ", s.message());
+  }
+  return s.ok();
 }
 
-bool RootService::parseHello(Pending* c) {
+void RootService::parseHello(Pending* c) {
   uint32_t len = 0;
   std::memcpy(&len, c->in.data() + 4 + wire::kKeyBytes, 4);
-  if (c->in.size() < wire::kHelloPrefix + len) return false;
+  if (c->in.size() < wire::kHelloPrefix + len) return;
   wire::Reader r(c->in.data() + wire::kHelloPrefix, len);
   wire::RankHello h;
-  auto refuse = [&](const std::string& why) {
-    LOOM_WARN(INIT, "bootstrap root: refused rank hello from ", c->from.toString(), ": ", why);
-    std::string m = strCat("bootstrap root refused this rank: ", why);
-    reply(c, Code::kInvalidUsage, std::vector<uint8_t>(m.begin(), m.end()));
-    return true;
-  };
+  c->fd.reset();  // read in full: the connection is done
   if (!(r.get(&h.rank) && r.get(&h.nranks) && r.get(&h.timeoutMs) && r.get(&h.elapsedMs) &&
         wire::getIdentity(&r, &h.id, &h.listenAddr) && r.done())) {
-    return refuse("malformed hello");
+    LOOM_WARN(INIT, "bootstrap root: refused a malformed hello from ", c->from.toString());
+    return;
   }
+  h.id.rank = h.rank;
+  std::string why;
   if (h.nranks <= 0 || h.rank < 0 || h.rank >= h.nranks) {
-    return refuse(strCat("rank ", h.rank, " outside 0..nranks-1 (nranks ", h.nranks, ")"));
+    why = strCat("rank ", h.rank, " outside 0..nranks-1 (nranks ", h.nranks, ")");
+  } else if (nranks_ != 0 && h.nranks != nranks_) {
+    why = strCat("rank ", h.rank, " says nranks ", h.nranks, " but others said ", nranks_);
+  } else if (nranks_ != 0 && hellos_[h.rank].rank >= 0) {
+    why = strCat("rank ", h.rank, " joined twice (", hellos_[h.rank].id.describe(), " and ",
+                 h.id.describe(), ")");
+  }
+  if (!why.empty()) {
+    LOOM_WARN(INIT, "bootstrap root: refused ", h.id.describe(), ": ", why);
+    deliverText(h, Code::kInvalidUsage, strCat("bootstrap root refused this rank: ", why));
+    return;
   }
   if (nranks_ == 0) {
     nranks_ = h.nranks;
     hellos_.resize(nranks_);
-  } else if (h.nranks != nranks_) {
-    return refuse(strCat("rank ", h.rank, " says nranks ", h.nranks, " but others said ", nranks_));
   }
-  if (hellos_[h.rank].rank >= 0) return refuse(strCat("rank ", h.rank, " joined twice"));
   if (h.timeoutMs > 0) {
     // The earliest rank deadline, so that ranks hear which ranks are missing before they give up.
     Deadline d = Deadline::afterMs(std::max<int64_t>(0, h.timeoutMs - h.elapsedMs));
     if (arrived_ == 0 || d.endNs() < deadline_.endNs() || deadline_.endNs() < 0) deadline_ = d;
   }
-  c->rank = h.rank;
   hellos_[h.rank] = std::move(h);
   ++arrived_;
-  return true;
 }
 
 void RootService::onReadable(Pending* c, bool* drop) {
@@ -128,20 +142,12 @@ void RootService::onReadable(Pending* c, bool* drop) {
     size_t n = 0;
     Status s = net::tryRecv(c->fd.get(), buf, sizeof(buf), &n);
     if (!s.ok()) {
-      if (c->rank >= 0) {
-        const auto& id = hellos_[c->rank].id;
-        failAll(Code::kRemoteError,
-                strCat(id.describe(), " left the rendezvous before all ", nranks_,
-                       " ranks arrived (missing ranks ", wire::rankList(missing()), ")"));
-      } else {
-        LOOM_WARN(INIT, "bootstrap root: refused connection from ", c->from.toString(),
-                  ": closed before presenting the job key (", c->in.size(), " bytes)");
-      }
+      LOOM_WARN(INIT, "bootstrap root: refused connection from ", c->from.toString(),
+                ": closed before presenting the job key (", c->in.size(), " bytes)");
       *drop = true;
       return;
     }
     if (n == 0) return;
-    if (c->rank >= 0) continue;  // nothing more expected; keep draining
     c->in.insert(c->in.end(), buf, buf + n);
     if (!c->authed && c->in.size() >= wire::kHelloPrefix) {
       uint32_t magic = 0, len = 0;
@@ -156,55 +162,76 @@ void RootService::onReadable(Pending* c, bool* drop) {
       }
       c->authed = true;
     }
-    if (c->authed && c->rank < 0 && parseHello(c) && !c->fd.valid()) {
-      *drop = true;
+    if (c->authed) {
+      parseHello(c);
+      if (!c->fd.valid()) {
+        *drop = true;
+        return;
+      }
+    }
+  }
+}
+
+void RootService::finish() {
+  if (arrived_ == nranks_) {
+    for (int r = 0; r < nranks_; ++r) {
+      wire::Writer w;
+      w.str(hellos_[(r + 1) % nranks_].listenAddr);
+      (void)deliver(hellos_[r], Code::kOk, w.buf);
+    }
+    LOOM_INFO(INIT, "bootstrap root: all ", nranks_, " ranks arrived; answered every rank");
+    return;
+  }
+  if (nranks_ == 0) {
+    LOOM_WARN(INIT, "bootstrap root: no rank arrived before the deadline; giving up");
+    return;
+  }
+  std::string msg = strCat("bootstrap timed out: ranks ", wire::rankList(missing()), " of ",
+                           nranks_, " never arrived");
+  LOOM_WARN(INIT, "bootstrap root: ", msg);
+  for (const auto& h : hellos_) {
+    if (h.rank >= 0) deliverText(h, Code::kTimeout, msg);
+  }
+}
+
+void RootService::acceptAll() {
+  for (;;) {
+    auto c = std::make_unique<Pending>();
+    Status s = net::acceptConn(listen_.get(), Deadline::afterMs(0), nullptr, &c->fd, &c->from);
+    if (!s.ok()) {
+      if (s.code() != Code::kTimeout) {
+        LOOM_WARN(INIT, "bootstrap root: ", s.message());
+        poll(nullptr, 0, 10);  // e.g. out of descriptors: do not spin
+      }
       return;
     }
+    conns_.push_back(std::move(c));
   }
 }
 
 void RootService::run() {
   log::setThreadRank(-1);
-  while (!done_) {
-    if (nranks_ > 0 && arrived_ == nranks_) {
-      wire::Writer w;
-      for (const auto& h : hellos_) wire::putIdentity(&w, h.id, h.listenAddr);
-      for (auto& c : conns_) {
-        if (c->rank >= 0) reply(c.get(), Code::kOk, w.buf);
-      }
-      LOOM_INFO(INIT, "bootstrap root: all ", nranks_, " ranks arrived; table sent");
-      return;
-    }
-    if (deadline_.expired()) {
-      if (nranks_ == 0) {
-        LOOM_WARN(INIT, "bootstrap root: no rank arrived before the deadline; giving up");
-        return;
-      }
-      failAll(Code::kTimeout, strCat("bootstrap timed out: ranks ", wire::rankList(missing()),
-                                     " of ", nranks_, " never arrived"));
-      return;
-    }
+  while (!(nranks_ > 0 && arrived_ == nranks_) && !deadline_.expired()) {
     std::vector<pollfd> pfds;
     pfds.push_back({listen_.get(), POLLIN, 0});
     for (auto& c : conns_) pfds.push_back({c->fd.get(), POLLIN, 0});
     int rc = poll(pfds.data(), pfds.size(), deadline_.pollMs(1000));
-    if (rc <= 0) continue;
-    for (size_t i = pfds.size(); i-- > 1 && !done_;) {
-      if (pfds[i].revents == 0) continue;
+    for (size_t i = pfds.size(); i-- > 1;) {
+      Pending* c = conns_[i - 1].get();
       bool drop = false;
-      onReadable(conns_[i - 1].get(), &drop);
+      if (rc > 0 && pfds[i].revents != 0) onReadable(c, &drop);
+      if (!drop && c->deadline.expired()) {
+        LOOM_WARN(INIT, "bootstrap root: refused connection from ", c->from.toString(),
+                  ": no job key within ", kHelloMs, " ms");
+        drop = true;
+      }
       if (drop) conns_.erase(conns_.begin() + (i - 1));
     }
-    if ((pfds[0].revents & POLLIN) != 0 && !done_) {
-      for (;;) {
-        auto c = std::make_unique<Pending>();
-        if (!net::acceptConn(listen_.get(), Deadline::afterMs(0), nullptr, &c->fd, &c->from).ok()) {
-          break;
-        }
-        conns_.push_back(std::move(c));
-      }
-    }
+    if (rc > 0 && (pfds[0].revents & POLLIN) != 0) acceptAll();
   }
+  listen_.reset();
+  conns_.clear();
+  finish();
 }
 
 int hexVal(char c) {

@@ -3,10 +3,14 @@
 //
 // Unique id (kUniqueIdBytes): "LMID" u16 version, u16 family, u16 port, 16 address bytes,
 //   u32 IPv6 scope, 16 job-key bytes, zero padding.
-// Rank -> root: "LMBH", key[16], u32 body length, body = RankHello.
-// Root -> rank: u32 code (0 ok, else a loom::Code), u32 length, body = table or error text.
+// Rank -> root (one connection, closed by the root once read): "LMBH", key[16], u32 body length,
+//   body = RankHello.
+// Root -> rank (the root connects to the rank's listen socket): "LMBR", key[16], u32 code (0 ok,
+//   else a loom::Code), u32 length, body = the next rank's listen address or the error text.
 // Rank -> rank (once per connection): "LMBP", key[16], i32 from, i32 to; then frames
 //   i32 tag, u64 bytes, payload.
+// After the rendezvous the ranks allGather identities in fixed kIdentitySlot-byte records, so the
+// root sends O(1) bytes per rank and holds O(1) descriptors at a time, whatever nranks is.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +27,9 @@ namespace loom::bootstrap::wire {
 constexpr uint32_t kIdMagic = 0x44494d4c;     // "LMID"
 constexpr uint32_t kHelloMagic = 0x48424d4c;  // "LMBH"
 constexpr uint32_t kPeerMagic = 0x50424d4c;   // "LMBP"
+constexpr uint32_t kRootMagic = 0x52424d4c;   // "LMBR"
+constexpr size_t kRootHeader = 4 + 16 + 4 + 4;
+constexpr size_t kIdentitySlot = 1024;
 constexpr uint16_t kVersion = 1;
 constexpr size_t kKeyBytes = 16;
 constexpr size_t kHelloPrefix = 4 + kKeyBytes + 4;

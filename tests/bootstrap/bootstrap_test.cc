@@ -116,6 +116,25 @@ TEST(Bootstrap, ManyCommunicatorsConcurrentlyAndSequentially) {
   }
 }
 
+// Many ranks as threads of one process (each holds a listen socket and its two ring
+// connections; the root holds O(1) descriptors at a time): identities, allGather, barrier.
+TEST(Bootstrap, SixtyFourRanks) {
+  constexpr int kN = 64;
+  Id id = newId();
+  auto res = threadRanks(kN, [&](int r) -> std::string {
+    std::unique_ptr<Bootstrap> b;
+    RANK_OK(Bootstrap::create(id.bytes, r, kN, 60000, nullptr, &b));
+    for (int p = 0; p < kN; ++p) RANK_EXPECT(b->peers()[p].rank == p, p);
+    std::vector<int> v(kN, -1);
+    v[r] = r * r;
+    RANK_OK(b->allGather(v.data(), sizeof(int)));
+    for (int p = 0; p < kN; ++p) RANK_EXPECT(v[p] == p * p, p);
+    RANK_OK(b->barrier());
+    return "";
+  });
+  EXPECT_EQ(failures(res), "");
+}
+
 int openFds() {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd"))
