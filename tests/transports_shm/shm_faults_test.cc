@@ -267,15 +267,25 @@ TEST(ShmFaults, RankKilledDuringSetupLeavesNoSegment) {
   for (int r : {0, 2}) EXPECT_EQ(out[r].exitCode, 0) << out[r].message;
 }
 
-TEST(ShmFaults, RejectsPeerOnAnotherHost) {
+// Only rank 1 sees its peer on another host: it fails with InvalidArgument, and rank 0 learns of
+// it in the first setup round instead of timing out.
+TEST(ShmFaults, RejectsPeerOnAnotherHostAndTellsTheOthers) {
   auto out = runRanks(2, [&](RankCtx& ctx) -> std::string {
     auto args = ctx.setupArgs();
-    args.ids[1 - ctx.rank].bootId = "another-machine";
+    ctx.barrierTimeoutMs = 5000;
+    if (ctx.rank == 1) args.ids[0].bootId = "another-machine";
     std::unique_ptr<Transport> t;
+    auto t0 = Clock::now();
     Status st = transport::createShmTransport(args, &t);
-    RANK_CHECK(ctx,
-               st.code() == Code::kInvalidArgument && contains(st.message(), "not on the host"),
-               st.toString());
+    if (ctx.rank == 1) {
+      RANK_CHECK(ctx,
+                 st.code() == Code::kInvalidArgument && contains(st.message(), "not on the host"),
+                 st.toString());
+    } else {
+      RANK_CHECK(ctx, st.code() == Code::kRemoteError && contains(st.message(), "rank 1"),
+                 st.toString());
+      RANK_CHECK(ctx, secondsSince(t0) < 2, "took ", secondsSince(t0), " s");
+    }
     return "";
   });
   for (auto& o : out) EXPECT_EQ(o.exitCode, 0) << o.message;

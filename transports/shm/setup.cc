@@ -46,8 +46,10 @@ Status agree(const SetupArgs& args, const Status& local, const char* step) {
   if (!g.ok()) return Status(g.code(), strCat("shm setup (", step, "): ", g.message()));
   for (int r = 0; r < args.nranks; ++r) {
     if (all[r].failed) {
-      return remoteError("shm setup (", step, ") failed on ", args.ids[r].describe(),
-                         "; see that rank's log");
+      return remoteError(
+          "shm setup (", step, ") failed on ",
+          r < static_cast<int>(args.ids.size()) ? args.ids[r].describe() : strCat("rank ", r),
+          "; see that rank's log");
     }
   }
   if (args.abortFlag && args.abortFlag->load()) {
@@ -57,12 +59,9 @@ Status agree(const SetupArgs& args, const Status& local, const char* step) {
 }
 
 Status validate(const SetupArgs& args) {
-  if (args.nranks < 1 || args.rank < 0 || args.rank >= args.nranks)
-    return invalidArgument("shm setup: rank ", args.rank, " out of range for nranks ", args.nranks);
   if (static_cast<int>(args.ids.size()) != args.nranks)
     return invalidArgument("shm setup: ids has ", args.ids.size(), " entries, nranks is ",
                            args.nranks);
-  if (!args.allGather) return invalidArgument("shm setup: allGather is empty");
   if (args.commTag.empty() || args.commTag.find('/') != std::string::npos)
     return invalidArgument("shm setup: commTag '", args.commTag, "' is empty or contains '/'");
   std::vector<bool> seen(args.nranks, false);
@@ -102,7 +101,17 @@ ShmTransport::ShmTransport(const SetupArgs& args)
 
 Status ShmTransport::create(const SetupArgs& args, std::unique_ptr<Transport>* out) {
   if (!out) return invalidArgument("createShmTransport: out is null");
-  LOOM_CHECK(validate(args));
+  if (!args.allGather) return invalidArgument("createShmTransport: allGather is empty");
+  if (args.nranks < 1 || args.rank < 0 || args.rank >= args.nranks)
+    return invalidArgument("createShmTransport: rank ", args.rank, " out of range for nranks ",
+                           args.nranks);
+  // Bad arguments on one rank still take part in the first round, so the others fail promptly
+  // (naming this rank) instead of waiting in allGather until their timeout.
+  Status valid = validate(args);
+  if (!valid.ok()) {
+    (void)agree(args, valid, "check arguments");
+    return valid;
+  }
   std::unique_ptr<ShmTransport> t(new ShmTransport(args));
   LOOM_CHECK(t->setup(args));
   LOOM_INFO(NET, "shm transport ready: ", t->peers_.size(), " peers, ring ", t->ringBytes_,
