@@ -6,7 +6,13 @@
 // the ring into the user's buffer and publishes `tail`: one copy on each side, nothing else. Each
 // message is a kSlot-byte header (sequence number, size) followed by the payload, padded to kSlot
 // so element boundaries never straddle the ring's end. Large messages stream through the ring in
-// slices; a zero-byte message is a bare header, so it still orders and synchronises.
+// slices; a zero-byte message is a bare header, so it still orders and synchronises. A receive
+// advances Request::doneBytes slice by slice, and dst[0, doneBytes) is final at every point (an
+// executor may forward it before the receive completes). A size mismatch between the k-th send
+// and the k-th receive of a pair is reported (InvalidUsage) by the receiver.
+//
+// Spinning. wait() spins for LOOM_SPIN_US, yielding the CPU every few pauses (more ranks than
+// cores is the normal case on small machines), then sleeps on the futex.
 //
 // Waiting. The fast path makes no system call. Each rank has a doorbell word in its segment; a
 // rank that published data or freed space bumps the peer's doorbell and calls FUTEX_WAKE only if
@@ -18,7 +24,9 @@
 // communicator's abort flag is set) on destruction and on wake() after an abort.
 //
 // Threads: post(), progress(), wait() and checkPeers() of one transport are called by one thread
-// at a time; wake() may be called from any thread. Different transports share no state.
+// at a time; wake() may be called from any thread. Different transports share no state. A rank
+// without shm peers still gets a working transport (post() rejects every rank; wait()/wake() work).
+// A process forked after setup may drop its copy: only the process that set it up marks it closed.
 #pragma once
 
 #include <atomic>
