@@ -36,8 +36,13 @@ class Engine {
  public:
   Engine(const Net& net, const ScheduleSet& set, const std::vector<int>& rankGpu,
          const SimOptions& opt, SimResult* res)
-      : net_(net), set_(set), rankGpu_(rankGpu), opt_(opt), res_(res),
-        router_(&net, opt.routing, opt.seed), mm_(net, &hops_) {}
+      : net_(net),
+        set_(set),
+        rankGpu_(rankGpu),
+        opt_(opt),
+        res_(res),
+        router_(&net, opt.routing, opt.seed),
+        mm_(net, &hops_) {}
 
   Status run();
 
@@ -51,9 +56,9 @@ class Engine {
   void push(double t, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0) {
     events_.push(Event{t, kind, a, b, ver});
   }
+  // (src, dst, k) -> one 64-bit key: 21 + 21 + 22 bits (checked in run() and ready()).
   static uint64_t matchKey(int a, int b, uint32_t seq) {
-    return ((static_cast<uint64_t>(a) << 42) | (static_cast<uint64_t>(b) << 21)) ^
-           (static_cast<uint64_t>(seq) * 0x9e3779b97f4a7c15ull);
+    return (static_cast<uint64_t>(a) << 43) | (static_cast<uint64_t>(b) << 22) | seq;
   }
   double opSeconds(uint64_t bytes, double gbps) const {
     return gbps > 0 ? static_cast<double>(bytes) / (gbps * 1e9) : 0.0;
@@ -71,8 +76,9 @@ class Engine {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::vector<std::vector<uint16_t>> pending_;  // per rank per step: deps not yet done
   uint64_t stepsDone_ = 0;
-  // Rendezvous: a ready half waiting for its partner; value = step | 1<<31 for the recv side.
-  std::unordered_multimap<uint64_t, uint64_t> waiting_;
+  // Rendezvous: the ready half of message (src, dst, k) waiting for its partner. Value: recv side
+  // flag (bit 63), rank (bits 32..62), step.
+  std::unordered_map<uint64_t, uint64_t> waiting_;
   std::vector<PathRec> paths_;
   std::unordered_map<uint64_t, uint32_t> pathOfPair_;
   struct FlowInfo {
@@ -144,22 +150,20 @@ Status Engine::ready(int rank, uint32_t step) {
     case OpKind::kReduce:
       push(now_ + opSeconds(st.bytes, opt_.reduceGBps), kEvStepDone, rank, step);
       return Status();
-    default: break;
+    default:
+      break;
   }
   bool isSend = st.op == OpKind::kSend;
   int peer = (rank + st.peerDelta) % n;
   int src = isSend ? rank : peer, dst = isSend ? peer : rank;
   uint64_t key = matchKey(src, dst, st.seq);
-  // Find the partner among entries with this key (a hash key may be shared; check fully).
-  auto range = waiting_.equal_range(key);
-  for (auto it = range.first; it != range.second; ++it) {
-    bool otherIsRecv = (it->second >> 63) != 0;
-    if (otherIsRecv == !isSend) continue;
-    int otherRank = static_cast<int>((it->second >> 32) & 0x7fffffff);
+  if (st.seq >= (1u << 22))
+    return invalidArgument("sim: rank ", rank, " step ", step,
+                           ": more than 4M messages to one peer");
+  auto it = waiting_.find(key);
+  if (it != waiting_.end()) {
     uint32_t otherStep = static_cast<uint32_t>(it->second);
-    if (otherRank != peer) continue;
     const SimStep& o = set_.shapeOfRank(peer).steps[otherStep];
-    if (o.seq != st.seq) continue;
     if (o.bytes != st.bytes)
       return invalidArgument("sim: rank ", src, " sends ", isSend ? st.bytes : o.bytes,
                              " bytes to rank ", dst, " (message ", st.seq, ") but it receives ",
@@ -207,10 +211,10 @@ Status Engine::deadlock() const {
       if (pending_[r][i] == 0) continue;
       // The first step still waiting: name the dependency that never finished.
       const SimStep& st = sh.steps[i];
-      return invalidUsage("sim: deadlock: ", stepsDone_, " of ",
-                          set_.totalSteps(), " steps done; rank ", r, " step ", i, " (",
-                          sched::opKindName(st.op), ", peer ", (r + st.peerDelta) % n,
-                          ") still waits for ", pending_[r][i], " dependencies");
+      return invalidUsage("sim: deadlock: ", stepsDone_, " of ", set_.totalSteps(),
+                          " steps done; rank ", r, " step ", i, " (", sched::opKindName(st.op),
+                          ", peer ", (r + st.peerDelta) % n, ") still waits for ", pending_[r][i],
+                          " dependencies");
     }
   }
   for (const auto& kv : waiting_) {
@@ -238,6 +242,7 @@ Status Engine::run() {
                              net_.numGpus(), " GPUs");
   }
   if (n >= (1 << 21)) return invalidArgument("sim: at most 2M ranks");
+  waiting_.reserve(4 * static_cast<size_t>(n));
   res_->linkBytes.assign(net_.numLinks(), 0.0);
   res_->rankSeconds.assign(n, 0.0);
   pending_.resize(n);
@@ -296,8 +301,7 @@ Status simulate(const Net& net, const ScheduleSet& set, const std::vector<int>& 
   *out = SimResult();
   Engine e(net, set, rankGpu, opt, out);
   Status s = e.run();
-  out->wallSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out->wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }
 

@@ -7,10 +7,10 @@
 // are recomputed whenever flows start or end. Send and Recv complete when the last byte is in plus
 // the path's latency; a RecvReduce then reduces at reduceGBps, Copy/Reduce cost bytes / rate.
 //
-// Exploited regularity (SimOptions::exact turns both off, `components` the second; tests compare): events at the same
-// instant (within timeEpsilon) are processed as one batch with one rate recomputation, and a
-// recomputation only touches the connected component (flows sharing links, transitively) of
-// the links whose flows changed; max-min rates of other components cannot change.
+// Exploited regularity (SimOptions::exact turns both off, `components` the second; tests compare):
+// events at the same instant (within timeEpsilon) are processed as one batch with one rate
+// recomputation, and a recomputation only touches the connected component (flows sharing links,
+// transitively) of the links whose flows changed; max-min rates of other components cannot change.
 #pragma once
 
 #include <cstdint>
@@ -27,14 +27,14 @@ namespace loom::sim {
 struct SimOptions {
   RoutingMode routing = RoutingMode::kSpray;
   uint64_t seed = 1;
-  double latNvlinkUs = 1.0;  // per message over NVLink
-  double latPcieUs = 1.5;    // per message between GPUs of one host over PCIe
-  double latNetUs = 2.0;     // per message through the network (NICs, software)...
-  double latHopUs = 0.3;     // ...plus this per switch crossed
-  double reduceGBps = 1000;  // RecvReduce / Reduce compute rate (0: free)
-  double copyGBps = 1000;    // local Copy rate (0: free)
-  bool exact = false;        // no batching, global recomputation (slow; for tests)
-  bool components = true;    // recompute only the touched component (false: all flows)
+  double latNvlinkUs = 1.0;    // per message over NVLink
+  double latPcieUs = 1.5;      // per message between GPUs of one host over PCIe
+  double latNetUs = 2.0;       // per message through the network (NICs, software)...
+  double latHopUs = 0.3;       // ...plus this per switch crossed
+  double reduceGBps = 1000;    // RecvReduce / Reduce compute rate (0: free)
+  double copyGBps = 1000;      // local Copy rate (0: free)
+  bool exact = false;          // no batching, global recomputation (slow; for tests)
+  bool components = true;      // recompute only the touched component (false: all flows)
   double timeEpsilon = 1e-12;  // seconds: events this close count as simultaneous
 };
 
@@ -42,7 +42,7 @@ struct SimResult {
   double seconds = 0;  // makespan: last step done
   uint64_t flows = 0, batches = 0, recomputes = 0, recomputeFlows = 0, events = 0;
   int maxComponentFlows = 0;
-  std::vector<double> linkBytes;  // bytes carried per link (weight-scaled)
+  std::vector<double> linkBytes;    // bytes carried per link (weight-scaled)
   std::vector<double> rankSeconds;  // when each rank's last step finished
   double wallSeconds = 0;
   // Fraction of the makespan each link was busy carrying bytes at full capacity.

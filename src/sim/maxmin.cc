@@ -9,6 +9,7 @@ MaxMin::MaxMin(const Net& net, const std::vector<PathHop>* pool)
       pool_(pool),
       linkFlows_(net.numLinks()),
       load_(net.numLinks(), 0.0),
+      demand_(net.numLinks(), 0.0),
       remCap_(net.numLinks(), 0.0),
       wsum_(net.numLinks(), 0.0),
       linkStamp_(net.numLinks(), 0),
@@ -41,10 +42,16 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
   fl.fresh = true;
   fl.activeIdx = static_cast<uint32_t>(active_.size());
   active_.push_back(f);
+  fl.cap = kInf;
+  for (uint32_t i = 0; i < len; ++i) {
+    const PathHop& h = hop(fl, i);
+    fl.cap = std::min(fl.cap, net_.link(h.link).bytesPerSec / h.weight);
+  }
   for (uint32_t i = 0; i < len; ++i) {
     const PathHop& h = hop(fl, i);
     linkFlows_[h.link].push_back(f);
     load_[h.link] += h.weight;
+    demand_[h.link] += h.weight * fl.cap;
     touch(h.link);
   }
   return f;
@@ -59,7 +66,8 @@ void MaxMin::removeFlow(uint32_t f, double now) {
     *it = v.back();
     v.pop_back();
     load_[l] -= hop(fl, i).weight;
-    if (v.empty()) load_[l] = 0;
+    demand_[l] -= hop(fl, i).weight * fl.cap;
+    if (v.empty()) load_[l] = demand_[l] = 0;
     touch(l);
   }
   uint32_t idx = fl.activeIdx;
@@ -89,29 +97,45 @@ int MaxMin::collect(bool global) {
         }
       }
   } else {
+    // Seeds: every flow on a touched link. Growth: only through links that can constrain.
     for (uint32_t l : dirty_) {
-      if (linkStamp_[l] == s) continue;
-      linkStamp_[l] = s;
-      compLinks_.push_back(l);
-      for (size_t q = compLinks_.size() - 1; q < compLinks_.size(); ++q) {
-        for (uint32_t f : linkFlows_[compLinks_[q]]) {
-          Flow& fl = flows_[f];
-          if (fl.stamp == s) continue;
-          fl.stamp = s;
-          comp_.push_back(f);
-          for (uint32_t i = 0; i < fl.len; ++i) {
-            int l2 = hop(fl, i).link;
-            if (linkStamp_[l2] != s) {
-              linkStamp_[l2] = s;
-              compLinks_.push_back(l2);
-            }
-          }
+      for (uint32_t f : linkFlows_[l]) {
+        if (flows_[f].stamp == s) continue;
+        flows_[f].stamp = s;
+        comp_.push_back(f);
+      }
+    }
+    for (size_t q = 0; q < comp_.size(); ++q) {
+      const Flow& fl = flows_[comp_[q]];
+      for (uint32_t i = 0; i < fl.len; ++i) {
+        uint32_t l = hop(fl, i).link;
+        if (linkStamp_[l] == s || slack(l)) continue;
+        linkStamp_[l] = s;
+        compLinks_.push_back(l);
+        for (uint32_t f2 : linkFlows_[l]) {
+          if (flows_[f2].stamp == s) continue;
+          flows_[f2].stamp = s;
+          comp_.push_back(f2);
         }
       }
     }
   }
   dirty_.clear();
   return static_cast<int>(comp_.size());
+}
+
+void MaxMin::freeze(uint32_t f, double rate, uint32_t s) {
+  Flow& fl = flows_[f];
+  fl.frozen = true;
+  fl.newRate = rate;
+  for (uint32_t i = 0; i < fl.len; ++i) {
+    uint32_t l2 = hop(fl, i).link;
+    if (linkStamp_[l2] != s) continue;  // slack: not a constraint
+    remCap_[l2] -= rate * hop(fl, i).weight;
+    wsum_[l2] -= hop(fl, i).weight;
+    ++linkVer_[l2];
+    if (wsum_[l2] > 1e-9) heap_.push({remCap_[l2] / wsum_[l2], l2, linkVer_[l2]});
+  }
 }
 
 void MaxMin::solve(double now) {
@@ -126,28 +150,36 @@ void MaxMin::solve(double now) {
     remCap_[l] = net_.link(l).bytesPerSec;
     wsum_[l] = 0;
   }
-  for (uint32_t f : comp_)
-    for (uint32_t i = 0; i < flows_[f].len; ++i) wsum_[hop(flows_[f], i).link] += hop(flows_[f], i).weight;
+  const uint32_t s = stamp_;  // compLinks_ carry it
+  for (uint32_t f : comp_) {
+    Flow& fl = flows_[f];
+    bool constrained = false;
+    for (uint32_t i = 0; i < fl.len; ++i) {
+      if (linkStamp_[hop(fl, i).link] != s) continue;
+      wsum_[hop(fl, i).link] += hop(fl, i).weight;
+      constrained = true;
+    }
+    if (constrained) {
+      heap_.push({fl.cap, kFlowBit | f, 0});
+    } else {  // every link slack: the flow runs at its cap
+      fl.frozen = true;
+      fl.newRate = fl.cap;
+    }
+  }
   for (uint32_t l : compLinks_)
     if (wsum_[l] > 0) heap_.push({remCap_[l] / wsum_[l], l, ++linkVer_[l]});
   while (!heap_.empty()) {
     Share sh = heap_.top();
     heap_.pop();
-    if (sh.ver != linkVer_[sh.link]) continue;
     double rate = std::max(0.0, sh.share);
-    for (uint32_t f : linkFlows_[sh.link]) {
-      Flow& fl = flows_[f];
-      if (fl.frozen) continue;
-      fl.frozen = true;
-      fl.newRate = rate;
-      for (uint32_t i = 0; i < fl.len; ++i) {
-        uint32_t l2 = hop(fl, i).link;
-        remCap_[l2] -= rate * hop(fl, i).weight;
-        wsum_[l2] -= hop(fl, i).weight;
-        ++linkVer_[l2];
-        if (wsum_[l2] > 1e-9) heap_.push({remCap_[l2] / wsum_[l2], l2, linkVer_[l2]});
-      }
+    if (sh.link & kFlowBit) {
+      uint32_t f = sh.link & ~kFlowBit;
+      if (!flows_[f].frozen) freeze(f, rate, s);
+      continue;
     }
+    if (sh.ver != linkVer_[sh.link]) continue;
+    for (uint32_t f : linkFlows_[sh.link])
+      if (!flows_[f].frozen) freeze(f, rate, s);
   }
 }
 

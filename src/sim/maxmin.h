@@ -3,6 +3,11 @@
 // Repeatedly, the link with the smallest fair share (capacity left / weight of unfrozen flows)
 // fixes the rate of its unfrozen flows at that share. recompute() only revisits the connected
 // component of the links touched since the last call, unless asked for a global pass.
+//
+// Slack links: every flow has a cap, the rate it would get alone (min over its links of capacity /
+// weight). A link whose flows' caps cannot fill it (sum of weight * cap <= capacity) never
+// constrains anyone, so it neither joins components nor enters the filling; this is exact and
+// keeps flows that only share non-blocking spines (sprayed, or a 1:1 fat-tree) independent.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +53,7 @@ class MaxMin {
  private:
   struct Flow {
     uint32_t off = 0, len = 0;
-    double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0;
+    double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0, cap = 0;
     uint32_t version = 0, stamp = 0, activeIdx = 0;
     bool active = false, fresh = false, frozen = false;
   };
@@ -57,8 +62,11 @@ class MaxMin {
     uint32_t link, ver;
     bool operator>(const Share& o) const { return share > o.share; }
   };
+  bool slack(uint32_t l) const { return demand_[l] <= net_.link(l).bytesPerSec * (1 + 1e-9); }
   int collect(bool global);
   void solve(double now);
+  void freeze(uint32_t f, double rate, uint32_t stamp);
+  static constexpr uint32_t kFlowBit = 0x80000000u;
   void touch(int link);
 
   const PathHop& hop(const Flow& f, uint32_t i) const { return (*pool_)[f.off + i]; }
@@ -68,9 +76,9 @@ class MaxMin {
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_, active_;
   std::vector<std::vector<uint32_t>> linkFlows_;
-  std::vector<double> load_, remCap_, wsum_;
+  std::vector<double> load_, demand_, remCap_, wsum_;
   std::vector<uint32_t> linkStamp_, linkVer_, dirty_;
-  std::vector<uint32_t> comp_, compLinks_;
+  std::vector<uint32_t> comp_, compLinks_, bfs_;
   uint32_t stamp_ = 1;
   std::priority_queue<Share, std::vector<Share>, std::greater<Share>> heap_;
 };

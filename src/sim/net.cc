@@ -4,13 +4,20 @@ namespace loom::sim {
 
 const char* linkLevelName(LinkLevel l) {
   switch (l) {
-    case LinkLevel::kNvlink: return "nvlink";
-    case LinkLevel::kPcie: return "pcie";
-    case LinkLevel::kNic: return "nic";
-    case LinkLevel::kTier1: return "tier1";
-    case LinkLevel::kTier2: return "tier2";
-    case LinkLevel::kGlobal: return "global";
-    case LinkLevel::kOther: return "other";
+    case LinkLevel::kNvlink:
+      return "nvlink";
+    case LinkLevel::kPcie:
+      return "pcie";
+    case LinkLevel::kNic:
+      return "nic";
+    case LinkLevel::kTier1:
+      return "tier1";
+    case LinkLevel::kTier2:
+      return "tier2";
+    case LinkLevel::kGlobal:
+      return "global";
+    case LinkLevel::kOther:
+      return "other";
   }
   return "?";
 }
@@ -61,8 +68,8 @@ Status Net::addHost(const std::vector<int>& nicLeaf, int* hostIndex,
     return invalidArgument("sim::Net: gpusPerNode and nvlinkDomain must be > 0");
   if (nicLeaf.empty()) return invalidArgument("sim::Net::addHost: a host needs at least one NIC");
   if (!nicGBps.empty() && nicGBps.size() != nicLeaf.size())
-    return invalidArgument("sim::Net::addHost: ", nicGBps.size(), " NIC rates for ",
-                           nicLeaf.size(), " NICs");
+    return invalidArgument("sim::Net::addHost: ", nicGBps.size(), " NIC rates for ", nicLeaf.size(),
+                           " NICs");
   for (int leaf : nicLeaf) {
     if (leaf >= numNodes() || (leaf >= 0 && nodes_[leaf].kind != NodeKind::kSwitch))
       return invalidArgument("sim::Net::addHost: NIC leaf ", leaf, " is not a switch");

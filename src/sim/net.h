@@ -18,12 +18,12 @@ namespace loom::sim {
 
 // What a link connects; utilisation is reported per level.
 enum class LinkLevel : uint8_t {
-  kNvlink,     // GPU <-> NVSwitch
-  kPcie,       // GPU <-> NIC, GPU <-> host root
-  kNic,        // NIC <-> leaf switch (injection)
-  kTier1,      // leaf <-> spine (fat-tree), leaf <-> spine inside a Dragonfly+ group
-  kTier2,      // spine <-> core (3-level fat-tree)
-  kGlobal,     // Dragonfly+ spine <-> spine of another group
+  kNvlink,  // GPU <-> NVSwitch
+  kPcie,    // GPU <-> NIC, GPU <-> host root
+  kNic,     // NIC <-> leaf switch (injection)
+  kTier1,   // leaf <-> spine (fat-tree), leaf <-> spine inside a Dragonfly+ group
+  kTier2,   // spine <-> core (3-level fat-tree)
+  kGlobal,  // Dragonfly+ spine <-> spine of another group
   kOther,
 };
 constexpr int kNumLinkLevels = 7;
@@ -51,17 +51,17 @@ struct Link {
 struct NodeParams {
   int gpusPerNode = 8;
   int nicsPerNode = 8;
-  int nvlinkDomain = 8;      // GPUs per NVLink domain (a multiple or divisor of gpusPerNode)
-  double nvlinkGBps = 450;   // per GPU per direction
-  double pcieGBps = 64;      // per GPU per direction (Gen5 x16)
-  double nicGBps = 50;       // per NIC per direction (400 Gb/s)
+  int nvlinkDomain = 8;     // GPUs per NVLink domain (a multiple or divisor of gpusPerNode)
+  double nvlinkGBps = 450;  // per GPU per direction
+  double pcieGBps = 64;     // per GPU per direction (Gen5 x16)
+  double nicGBps = 50;      // per NIC per direction (400 Gb/s)
 };
 
 struct HostInfo {
-  int32_t firstGpu = 0;            // GPU g of this host is global GPU firstGpu + g
-  std::vector<int32_t> gpuNode;    // node ids
-  std::vector<int32_t> nicNode;    // node ids
-  std::vector<int32_t> nicLeaf;    // switch node each NIC plugs into (-1: none)
+  int32_t firstGpu = 0;          // GPU g of this host is global GPU firstGpu + g
+  std::vector<int32_t> gpuNode;  // node ids
+  std::vector<int32_t> nicNode;  // node ids
+  std::vector<int32_t> nicLeaf;  // switch node each NIC plugs into (-1: none)
   int32_t rootNode = -1;
 };
 

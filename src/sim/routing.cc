@@ -27,10 +27,14 @@ void flush(const std::unordered_map<int, double>& acc, std::vector<PathHop>* hop
 
 const char* routingName(RoutingMode m) {
   switch (m) {
-    case RoutingMode::kEcmp: return "ecmp";
-    case RoutingMode::kSpray: return "spray";
-    case RoutingMode::kValiant: return "valiant";
-    case RoutingMode::kUgal: return "ugal";
+    case RoutingMode::kEcmp:
+      return "ecmp";
+    case RoutingMode::kSpray:
+      return "spray";
+    case RoutingMode::kValiant:
+      return "valiant";
+    case RoutingMode::kUgal:
+      return "ugal";
   }
   return "?";
 }

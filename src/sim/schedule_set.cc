@@ -46,7 +46,8 @@ Status ScheduleSet::add(const sched::Schedule& s) {
         return invalidArgument("sim: rank ", s.rank, " step ", i, " (", sched::opKindName(st.op),
                                ") has peer ", st.peer, " outside 0..", nranks_ - 1);
       o.peerDelta = (st.peer - s.rank + nranks_) % nranks_;
-      o.seq = seqs[(st.op == sched::OpKind::kSend ? 0ull : 1ull << 32) | static_cast<uint32_t>(st.peer)]++;
+      o.seq = seqs[(st.op == sched::OpKind::kSend ? 0ull : 1ull << 32) |
+                   static_cast<uint32_t>(st.peer)]++;
     }
     o.depBegin = static_cast<uint32_t>(sh.deps.size());
     o.depCount = st.depCount;

@@ -51,8 +51,8 @@ class ScheduleSet {
   uint64_t totalSteps_ = 0;
 };
 
-using RankBuildFn = std::function<Status(const sched::CollArgs&, const sched::Group&,
-                                         sched::Schedule*)>;
+using RankBuildFn =
+    std::function<Status(const sched::CollArgs&, const sched::Group&, sched::Schedule*)>;
 // Builds every rank's schedule with `build` (hostOf as in sched::Group) into `out`.
 Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, int nranks,
                         const std::vector<int>& hostOf, ScheduleSet* out);

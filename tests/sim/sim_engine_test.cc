@@ -156,8 +156,7 @@ TEST(SimEngine, SizeMismatchNamesBothRanks) {
   SimResult res;
   Status s = simulate(net, set, {}, SimOptions(), &res);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("rank 0 sends 100 bytes to rank 1"), std::string::npos)
-      << s.message();
+  EXPECT_NE(s.message().find("rank 0 sends 100 bytes to rank 1"), std::string::npos) << s.message();
 }
 
 // What-if: one spine of four fails; a ring that crosses leaves at every hop has 4 flows per leaf

@@ -14,7 +14,7 @@ struct TinyFatTree {
   int leaves = 4;
   int spines = 4;
   int hostsPerLeaf = 4;
-  int rails = 1;          // NICs per host; rail r of each host goes to rail-r leaves
+  int rails = 1;  // NICs per host; rail r of each host goes to rail-r leaves
   double leafSpineGBps = 50;
 };
 
@@ -22,7 +22,8 @@ struct TinyFatTree {
 inline Status buildFatTree(const TinyFatTree& t, Net* net) {
   std::vector<int> leaf, spine;
   for (int r = 0; r < t.rails; ++r)
-    for (int l = 0; l < t.leaves; ++l) leaf.push_back(net->addSwitch(strCat("leaf", r, ".", l), 1, -1));
+    for (int l = 0; l < t.leaves; ++l)
+      leaf.push_back(net->addSwitch(strCat("leaf", r, ".", l), 1, -1));
   for (int s = 0; s < t.spines; ++s) spine.push_back(net->addSwitch(strCat("spine", s), 2, -1));
   for (int l : leaf)
     for (int s : spine) net->addLinkPair(l, s, t.leafSpineGBps, LinkLevel::kTier1);

@@ -1,0 +1,207 @@
+// loom-sim: simulate loom's collective schedules on a modelled fabric. For every algorithm and
+// size it builds all ranks' Schedules with the registered builder, runs them through the
+// flow-level simulator (src/sim) and prints time, algbw and busbw (nccl-tests conventions), the
+// busiest links, and optionally PNG plots. With --fail it runs the degraded fabric too.
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "algo/registry.h"
+#include "core/datatype.h"
+#include "options.h"
+#include "plots.h"
+#include "sim/from_topology.h"
+#include "sim/report.h"
+#include "sim/schedule_set.h"
+#include "sim/whatif.h"
+
+namespace loom::simtool {
+namespace {
+
+struct Variant {
+  std::string name;
+  std::unique_ptr<sim::Net> net;
+};
+
+Status collArgs(sched::CollType coll, uint64_t bytes, int n, uint64_t chunk, sched::CollArgs* a) {
+  a->coll = coll;
+  a->dtype = DataType::kFloat32;
+  a->chunkBytes = chunk;
+  uint64_t elems = bytes / dtypeSize(a->dtype);
+  bool perRank = coll == sched::CollType::kAllGather || coll == sched::CollType::kReduceScatter ||
+                 coll == sched::CollType::kAllToAll;
+  a->count = perRank ? elems / n : elems;
+  if (a->count == 0) return invalidArgument("size ", bytes, " too small for ", n, " ranks");
+  return Status();
+}
+
+Status algoList(const Options& o, sched::CollType coll, std::vector<const algo::AlgoInfo*>* out) {
+  if (o.algos == "all") {
+    *out = algo::algosFor(coll);
+    return Status();
+  }
+  size_t pos = 0;
+  while (pos <= o.algos.size()) {
+    size_t c = o.algos.find(',', pos);
+    if (c == std::string::npos) c = o.algos.size();
+    std::string name = o.algos.substr(pos, c - pos);
+    const algo::AlgoInfo* a = algo::findAlgo(coll, name);
+    if (!a) {
+      std::string known;
+      for (const auto* x : algo::algosFor(coll)) known += std::string(" ") + x->name;
+      return invalidArgument("--algo ", name, ": not registered for ", sched::collName(coll),
+                             " (have:", known, ")");
+    }
+    out->push_back(a);
+    pos = c + 1;
+  }
+  return Status();
+}
+
+struct Row {
+  double mean = 0, min = 0, max = 0;
+  sim::SimResult last;
+};
+
+Status runOne(const Options& o, const sim::Net& net, const sim::ScheduleSet& set, Row* row) {
+  sim::SimOptions so = o.sim;
+  LOOM_CHECK(sim::parseRouting(o.routing, &so.routing));
+  int runs = std::max(1, o.seeds);
+  row->min = 1e300;
+  row->max = 0;
+  row->mean = 0;
+  for (int i = 0; i < runs; ++i) {
+    so.seed = o.sim.seed + i;
+    LOOM_CHECK(sim::simulate(net, set, {}, so, &row->last));
+    row->mean += row->last.seconds / runs;
+    row->min = std::min(row->min, row->last.seconds);
+    row->max = std::max(row->max, row->last.seconds);
+  }
+  return Status();
+}
+
+int run(const Options& o) {
+  auto fail = [](const Status& s) {
+    std::cerr << "loom-sim: " << s.toString() << "\n";
+    return 1;
+  };
+  topo::Topology topo;
+  Status s = loadTopology(o, &topo);
+  if (!s.ok()) return fail(s);
+  std::vector<Variant> variants;
+  variants.push_back({"healthy", std::make_unique<sim::Net>(o.node)});
+  if (!(s = sim::netFromTopology(topo, variants[0].net.get())).ok()) return fail(s);
+  if (!o.fail.empty()) {
+    variants.push_back({"failed", std::make_unique<sim::Net>(o.node)});
+    if (!(s = sim::netFromTopology(topo, variants[1].net.get())).ok()) return fail(s);
+    std::vector<std::string> done;
+    if (!(s = sim::applyFailures(o.fail, o.failSeed, variants[1].net.get(), &done)).ok())
+      return fail(s);
+    if (!o.quiet)
+      for (const std::string& d : done) std::cout << "# what-if: " << d << "\n";
+  }
+  const sim::Net& net0 = *variants[0].net;
+  int n = o.ranks > 0 ? o.ranks : net0.numGpus();
+  if (n > net0.numGpus())
+    return fail(invalidArgument("--ranks ", n, " > ", net0.numGpus(), " GPUs"));
+  sched::CollType coll;
+  std::vector<uint64_t> sizes;
+  std::vector<const algo::AlgoInfo*> algos;
+  if (!(s = parseColl(o.coll, &coll)).ok() || !(s = sizesOf(o, &sizes)).ok() ||
+      !(s = algoList(o, coll, &algos)).ok())
+    return fail(s);
+  std::vector<int> hostOf(n);
+  for (int r = 0; r < n; ++r) hostOf[r] = net0.hostOfGpu(r);
+  if (!o.quiet) {
+    std::cout << "# fabric: " << topo::fabricTypeName(topo.cls.type) << ", " << net0.numHosts()
+              << " hosts, " << net0.numGpus() << " GPUs (" << o.node.gpusPerNode
+              << " per host, NVLink domain " << o.node.nvlinkDomain << "), "
+              << net0.switches().size() << " switches, " << net0.numLinks() / 2 << " cables\n"
+              << "# ranks " << n << ", routing " << o.routing
+              << (o.seeds > 1 ? strCat(", ", o.seeds, " seeds") : std::string()) << ", latency "
+              << o.sim.latNetUs << " us + " << o.sim.latHopUs << " us/switch, reduce "
+              << o.sim.reduceGBps << " GB/s\n";
+  }
+  std::printf("%-8s %-14s %10s %14s %10s %10s %10s %8s %8s\n", "fabric", "algo", "size", "time(us)",
+              "algbw", "busbw", "flows", "shapes", "wall(s)");
+  std::vector<BusbwSeries> series;
+  if (!o.plotDir.empty()) mkdir(o.plotDir.c_str(), 0755);
+  for (const Variant& v : variants) {
+    for (const algo::AlgoInfo* a : algos) {
+      BusbwSeries ser;
+      ser.name = variants.size() > 1 ? strCat(a->name, " (", v.name, ")") : a->name;
+      Row row;
+      uint64_t lastBytes = 0;
+      for (uint64_t bytes : sizes) {
+        sched::CollArgs args;
+        if (!(s = collArgs(coll, bytes, n, o.chunkBytes, &args)).ok()) return fail(s);
+        sim::ScheduleSet set(n);
+        s = sim::buildScheduleSet(a->build, args, n, hostOf, &set);
+        if (s.ok()) s = runOne(o, *v.net, set, &row);
+        if (!s.ok())
+          return fail(Status(s.code(), strCat(a->name, " ", bytes, " B: ", s.message())));
+        double algbw = bytes / row.mean / 1e9, busbw = algbw * sim::busFactor(coll, n);
+        std::printf("%-8s %-14s %10s %14.2f %10.2f %10.2f %10llu %8d %8.2f\n", v.name.c_str(),
+                    a->name, sizeName(bytes).c_str(), row.mean * 1e6, algbw, busbw,
+                    static_cast<unsigned long long>(row.last.flows), set.numShapes(),
+                    row.last.wallSeconds);
+        if (o.seeds > 1)
+          std::printf("%-8s %-14s %10s   min %.2f us, max %.2f us over %d seeds\n", "", "", "",
+                      row.min * 1e6, row.max * 1e6, o.seeds);
+        ser.points.push_back({static_cast<double>(bytes), busbw});
+        lastBytes = bytes;
+      }
+      std::fflush(stdout);
+      if (!o.quiet) {
+        const sim::SimResult& r = row.last;
+        std::printf(
+            "#   solver: %llu flows, %llu events, %llu batches, %llu rate solves over %.1f "
+            "flows on average (max %d)\n",
+            static_cast<unsigned long long>(r.flows), static_cast<unsigned long long>(r.events),
+            static_cast<unsigned long long>(r.batches),
+            static_cast<unsigned long long>(r.recomputes),
+            r.recomputes ? static_cast<double>(r.recomputeFlows) / r.recomputes : 0.0,
+            r.maxComponentFlows);
+      }
+      if (!o.quiet && o.top > 0) {
+        std::cout << "#   busiest links (" << a->name << ", " << sizeName(lastBytes) << ", "
+                  << v.name << "):\n";
+        for (const sim::BusyLink& b : sim::busiestLinks(*v.net, row.last, o.top))
+          std::printf("#     %5.1f%%  %s\n", b.utilisation * 100, v.net->linkName(b.link).c_str());
+        for (const sim::LevelUtil& u : sim::utilisationByLevel(*v.net, row.last))
+          std::printf("#     level %-7s %6d links  mean %5.1f%%  max %5.1f%%\n",
+                      sim::linkLevelName(u.level), u.links, u.mean * 100, u.max * 100);
+      }
+      if (!o.plotDir.empty()) {
+        std::string tag = strCat(a->name, "_", sizeName(lastBytes), "_", v.name);
+        s = plotUtilisation(o.plotDir, tag,
+                            strCat(a->name, " ", sizeName(lastBytes), " on ", n, " GPUs, ",
+                                   o.routing, ", ", v.name),
+                            *v.net, row.last);
+        if (!s.ok()) return fail(s);
+      }
+      series.push_back(std::move(ser));
+    }
+  }
+  if (!o.plotDir.empty() && sizes.size() > 1) {
+    s = plotBusbw(o.plotDir,
+                  strCat(sched::collName(coll), " busbw, ", n, " GPUs, ",
+                         topo::fabricTypeName(topo.cls.type), ", ", o.routing),
+                  series);
+    if (!s.ok()) return fail(s);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace loom::simtool
+
+int main(int argc, char** argv) {
+  loom::simtool::Options o;
+  int rc = 0;
+  if (!loom::simtool::parseArgs(argc, argv, &o, &rc)) return rc;
+  return loom::simtool::run(o);
+}

@@ -1,0 +1,148 @@
+#include "options.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "topo/classify.h"
+#include "topo/ibnet.h"
+#include "topo/synth/synth.h"
+
+namespace loom::simtool {
+
+bool parseArgs(int argc, char** argv, Options* o, int* rc) {
+  CLI::App app{
+      "loom-sim: run loom's own schedules on a modelled fabric (flow-level, max-min fair).\n"
+      "Example: loom-sim --fabric fat-tree:levels=2,leavesPerPod=8,spinesPerPod=8,hostsPerLeaf=8,"
+      "rails=8,speed=NDR --algo ring,rabenseifner,hier --sweep 1M:4G:4 --plot out"};
+  auto* g = app.add_option_group("fabric", "one of");
+  g->add_option("--fabric", o->fabric, "generator spec: fat-tree:k=v,... or dragonfly:k=v,...");
+  g->add_option("--topo", o->topoFile, "Topology JSON file (loom-topo --dump)");
+  g->add_option("--ibnet", o->ibnetFile, "ibnetdiscover output file");
+  g->require_option(1);
+  app.add_option("--gpus-per-node", o->node.gpusPerNode, "GPUs per host")->capture_default_str();
+  app.add_option("--nvlink-domain", o->node.nvlinkDomain, "GPUs per NVLink domain")
+      ->capture_default_str();
+  app.add_option("--nvlink-gbps", o->node.nvlinkGBps, "NVLink GB/s per GPU per direction")
+      ->capture_default_str();
+  app.add_option("--pcie-gbps", o->node.pcieGBps, "PCIe GB/s per GPU per direction")
+      ->capture_default_str();
+  app.add_option("--coll", o->coll,
+                 "allreduce, allgather, reducescatter, broadcast, reduce, alltoall")
+      ->capture_default_str();
+  app.add_option("--size", o->size, "message size (nccl-tests 'size'): 1M, 1G, 4GiB ...")
+      ->capture_default_str();
+  app.add_option("--sweep", o->sweep, "size sweep MIN:MAX[:FACTOR] (factor 2 by default)");
+  app.add_option("--algo", o->algos, "comma list of registered algorithms, or 'all'")
+      ->capture_default_str();
+  app.add_option("--ranks", o->ranks, "ranks (first N GPUs; 0: all)")->capture_default_str();
+  app.add_option("--chunk-bytes", o->chunkBytes, "schedule pipeline chunk")->capture_default_str();
+  app.add_option("--routing", o->routing, "ecmp, spray (adaptive), valiant, ugal")
+      ->capture_default_str();
+  app.add_option("--seed", o->sim.seed, "ECMP hash / Valiant seed")->capture_default_str();
+  app.add_option("--seeds", o->seeds,
+                 "Monte Carlo: run this many seeds (ECMP), report mean/min/max")
+      ->capture_default_str();
+  app.add_option("--lat-nvlink-us", o->sim.latNvlinkUs)->capture_default_str();
+  app.add_option("--lat-pcie-us", o->sim.latPcieUs)->capture_default_str();
+  app.add_option("--lat-net-us", o->sim.latNetUs, "per message through the network")
+      ->capture_default_str();
+  app.add_option("--lat-hop-us", o->sim.latHopUs, "per switch crossed")->capture_default_str();
+  app.add_option("--reduce-gbps", o->sim.reduceGBps, "reduction rate (0: free)")
+      ->capture_default_str();
+  app.add_option("--copy-gbps", o->sim.copyGBps, "local copy rate (0: free)")
+      ->capture_default_str();
+  app.add_flag("--exact", o->sim.exact, "no batching, global rate solve (slow; for checking)");
+  app.add_option("--fail", o->fail,
+                 "what-if, comma list: switch:NAME spines:K leaves:K links:K global:K "
+                 "level:NAME=FACTOR; runs healthy and degraded");
+  app.add_option("--fail-seed", o->failSeed, "seed of random failures")->capture_default_str();
+  app.add_option("--top", o->top, "busiest links to print")->capture_default_str();
+  app.add_option("--plot", o->plotDir, "write PNG plots (gnuplot) and their data here");
+  app.add_flag("-q,--quiet", o->quiet, "only the result table");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    *rc = app.exit(e);
+    return false;
+  }
+  return true;
+}
+
+Status parseSize(const std::string& s, uint64_t* out) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  std::string suf(end);
+  if (!suf.empty() && suf.back() == 'B') suf.pop_back();
+  if (!suf.empty() && suf.back() == 'i') suf.pop_back();
+  double m = 1;
+  if (suf == "K" || suf == "k")
+    m = 1024.0;
+  else if (suf == "M")
+    m = 1024.0 * 1024;
+  else if (suf == "G")
+    m = 1024.0 * 1024 * 1024;
+  else if (suf == "T")
+    m = 1024.0 * 1024 * 1024 * 1024;
+  else if (!suf.empty())
+    return invalidArgument("size \"", s, "\": unknown suffix");
+  if (s.empty() || end == s.c_str() || v < 0) return invalidArgument("size \"", s, "\"");
+  *out = static_cast<uint64_t>(v * m);
+  return Status();
+}
+
+std::string sizeName(uint64_t b) {
+  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int i = 0;
+  double v = static_cast<double>(b);
+  while (v >= 1024 && i < 4 && static_cast<uint64_t>(v) % 1024 == 0) {
+    v /= 1024;
+    ++i;
+  }
+  return strCat(static_cast<uint64_t>(v), u[i]);
+}
+
+Status sizesOf(const Options& o, std::vector<uint64_t>* out) {
+  out->clear();
+  if (o.sweep.empty()) {
+    uint64_t b;
+    LOOM_CHECK(parseSize(o.size, &b));
+    out->push_back(b);
+    return Status();
+  }
+  size_t c1 = o.sweep.find(':');
+  if (c1 == std::string::npos) return invalidArgument("--sweep \"", o.sweep, "\": MIN:MAX[:F]");
+  size_t c2 = o.sweep.find(':', c1 + 1);
+  uint64_t lo, hi;
+  LOOM_CHECK(parseSize(o.sweep.substr(0, c1), &lo));
+  LOOM_CHECK(parseSize(o.sweep.substr(c1 + 1, c2 == std::string::npos ? c2 : c2 - c1 - 1), &hi));
+  double f = c2 == std::string::npos ? 2.0 : std::atof(o.sweep.c_str() + c2 + 1);
+  if (lo == 0 || hi < lo || f <= 1.0) return invalidArgument("--sweep \"", o.sweep, "\"");
+  for (double s = lo; s <= hi * 1.0000001; s *= f) out->push_back(static_cast<uint64_t>(s));
+  return Status();
+}
+
+Status loadTopology(const Options& o, topo::Topology* out) {
+  if (!o.fabric.empty()) {
+    LOOM_CHECK(topo::synth::generateFromSpec(o.fabric, out));
+  } else if (!o.topoFile.empty()) {
+    LOOM_CHECK(topo::loadTopologyFile(o.topoFile, out));
+  } else {
+    LOOM_CHECK(topo::loadIbnetdiscoverFile(o.ibnetFile, &out->fabric));
+  }
+  if (out->cls.type == topo::FabricType::kNone) topo::classify(out);
+  return Status();
+}
+
+Status parseColl(const std::string& s, sched::CollType* out) {
+  for (int i = 0; i < sched::kNumCollTypes; ++i) {
+    auto c = static_cast<sched::CollType>(i);
+    if (s == sched::collName(c)) {
+      *out = c;
+      return Status();
+    }
+  }
+  return invalidArgument("--coll \"", s, "\": unknown collective");
+}
+
+}  // namespace loom::simtool
