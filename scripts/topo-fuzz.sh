@@ -13,7 +13,7 @@ cxx="${CXX_FUZZ:-clang++}"
 command -v "$cxx" >/dev/null || { echo "$cxx not found (Debian: clang)" >&2; exit 1; }
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined
        -fno-sanitize-recover=undefined -I"$root/src" -I"$root" -I"$root/include")
-libs=(-lpthread)
+libs=(-lpthread -ldl)
 if pkg-config --exists hwloc; then
   flags+=(-DLOOM_HAVE_HWLOC=1 $(pkg-config --cflags hwloc))
   libs+=($(pkg-config --libs hwloc))

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "core/log.h"
 #include "core/params.h"
@@ -47,9 +50,20 @@ std::string busId(hwloc_obj_t o) {
   return buf;
 }
 
+// Enum fields read as plain integers: hwloc keeps whatever number an XML file says, and loading
+// an out-of-range value through the enum type is undefined behaviour.
+template <typename E>
+int rawEnum(const E& field) {
+  static_assert(sizeof(E) == sizeof(int), "enum size");
+  int v;
+  std::memcpy(&v, &field, sizeof(v));
+  return v;
+}
+
 // A PCI-to-PCI bridge (root port or switch port).
 bool isPciBridge(hwloc_obj_t o) {
-  return o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI;
+  return o->type == HWLOC_OBJ_BRIDGE &&
+         rawEnum(o->attr->bridge.upstream_type) == HWLOC_OBJ_BRIDGE_PCI;
 }
 // A port of a PCIe switch: a PCI-to-PCI bridge below another one (root ports sit below a host
 // bridge).
@@ -57,7 +71,8 @@ bool isPciSwitchPort(hwloc_obj_t o) {
   return isPciBridge(o) && o->parent && isPciBridge(o->parent);
 }
 bool isHostBridge(hwloc_obj_t o) {
-  return o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST;
+  return o->type == HWLOC_OBJ_BRIDGE &&
+         rawEnum(o->attr->bridge.upstream_type) == HWLOC_OBJ_BRIDGE_HOST;
 }
 
 int packageOf(hwloc_topology_t t, hwloc_obj_t cpuSide) {
@@ -182,10 +197,10 @@ void readPci(hwloc_topology_t t, Host* h, Devices* dev) {
       n.pci = pciOf(t, o);
       for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling) {
         if (c->type != HWLOC_OBJ_OS_DEVICE) continue;
-        if (c->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
+        if (rawEnum(c->attr->osdev.type) == HWLOC_OBJ_OSDEV_OPENFABRICS) {
           n.name = c->name;
           n.nodeGuid = parseGuid(hwloc_obj_get_info_by_name(c, "NodeGUID"));
-        } else if (c->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK) {
+        } else if (rawEnum(c->attr->osdev.type) == HWLOC_OBJ_OSDEV_NETWORK) {
           n.netdevs.push_back(c->name);
         }
       }
@@ -312,20 +327,26 @@ Status initTopo(HwlocTopo* ht) {
 
 Status probeHost(const std::string& xmlPathArg, Host* out) {
   std::string xml = xmlPathArg.empty() ? params::hwlocXml() : xmlPathArg;
+  if (!xml.empty()) {
+    std::ifstream in(xml, std::ios::binary);
+    if (!in) return errnoStatus("cannot read hwloc XML " + xml, errno);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return probeHostXmlBuffer(ss.str(), xml, out);
+  }
   HwlocTopo ht;
   LOOM_CHECK(initTopo(&ht));
-  if (!xml.empty()) {
-    if (access(xml.c_str(), R_OK) != 0) return errnoStatus("cannot read hwloc XML " + xml, errno);
-    if (hwloc_topology_set_xml(ht.t, xml.c_str()) != 0) return invalidArgument(xml, kXmlExpected);
-  }
-  return readHost(ht, xml.empty() ? std::string("this machine") : xml, out);
+  LOOM_CHECK(readHost(ht, "this machine", out));
+  matchCudaDevices(out);
+  return Status();
 }
 
 Status probeHostXmlBuffer(const std::string& xml, const std::string& source, Host* out) {
+  if (xml.empty()) return invalidArgument(source, ": empty file", kXmlExpected);
+  LOOM_CHECK(hwlocXmlPreflight(xml, source));
   HwlocTopo ht;
   LOOM_CHECK(initTopo(&ht));
-  if (xml.empty() ||
-      hwloc_topology_set_xmlbuffer(ht.t, xml.data(), static_cast<int>(xml.size())) != 0) {
+  if (hwloc_topology_set_xmlbuffer(ht.t, xml.data(), static_cast<int>(xml.size())) != 0) {
     return invalidArgument(source, kXmlExpected);
   }
   return readHost(ht, source, out);

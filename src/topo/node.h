@@ -27,6 +27,17 @@ Status probeHost(const std::string& xmlPath, Host* out);
 // The same from XML text in memory; `source` names it in errors.
 Status probeHostXmlBuffer(const std::string& xml, const std::string& source, Host* out);
 
+// Sets Gpu::cudaDevice for GPUs the CUDA driver (libcuda.so.1, opened at run time) reports, by
+// PCI bus id; returns how many matched (0 without a driver). probeHost() calls it for the live
+// machine only.
+int matchCudaDevices(Host* h);
+// Compares PCI bus ids numerically ("0000:3B:00.0" == "00000000:3b:00.0").
+bool busIdsEqual(const std::string& a, const std::string& b);
+
+// Loads `xml` once in a forked child and reports an error when hwloc crashes on it (libhwloc
+// 2.9 does on some malformed files). probeHost* call it before loading XML in-process.
+Status hwlocXmlPreflight(const std::string& xml, const std::string& source);
+
 // True when loom was built with hwloc.
 bool haveHwloc();
 

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "core/params.h"
 #include "topo/node.h"
@@ -111,6 +113,29 @@ TEST(Hwloc, LiveMachine) {
   EXPECT_EQ(static_cast<int>(cpus), h.pus);
 }
 
+TEST(Hwloc, BusIdsCompareNumerically) {
+  EXPECT_TRUE(busIdsEqual("0000:3b:00.0", "00000000:3B:00.0"));
+  EXPECT_FALSE(busIdsEqual("0000:3b:00.0", "0000:3b:00.1"));
+  EXPECT_FALSE(busIdsEqual("0000:3b:00.0", "garbage"));
+}
+
+TEST(Hwloc, LiveGpusMatchCuda) {
+  SKIP_WITHOUT_HWLOC();
+  Host h;
+  ASSERT_TRUE(probeHost("", &h).ok());
+  if (h.gpus.empty()) GTEST_SKIP() << "no GPU on this machine";
+  int matched = 0;
+  for (const Gpu& g : h.gpus) matched += g.cudaDevice >= 0 ? 1 : 0;
+  if (matched == 0) GTEST_SKIP() << "no CUDA driver (libcuda.so.1) or no NVIDIA GPU visible";
+  for (size_t i = 0; i < h.gpus.size(); ++i) {
+    for (size_t j = i + 1; j < h.gpus.size(); ++j) {
+      if (h.gpus[i].cudaDevice >= 0) {
+        EXPECT_NE(h.gpus[i].cudaDevice, h.gpus[j].cudaDevice);
+      }
+    }
+  }
+}
+
 TEST(Hwloc, EnvXmlIsUsed) {
   SKIP_WITHOUT_HWLOC();
   setenv("LOOM_HWLOC_XML", (kFixtures + "/nvidiaDGX2.xml").c_str(), 1);
@@ -121,6 +146,37 @@ TEST(Hwloc, EnvXmlIsUsed) {
   params::resetCacheForTesting();
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(h.gpus.size(), 16u);
+}
+
+// Found by fuzz_hwloc_xml: hwloc keeps an out-of-range bridge type from the XML; reading it
+// through the enum was undefined behaviour (caught by UBSan). Now read as an integer.
+TEST(Hwloc, OutOfRangeBridgeTypeFromXml) {
+  SKIP_WITHOUT_HWLOC();
+  std::ifstream in(kFixtures + "/nvidiaDGX2.xml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string xml = ss.str();
+  size_t pos = xml.find("bridge_type=\"1-1\"");
+  ASSERT_NE(pos, std::string::npos);
+  xml.replace(pos, 18, "bridge_type=\"2-1\"");
+  Host h;
+  Status s = probeHostXmlBuffer(xml, "mutated", &h);
+  if (s.ok()) {
+    EXPECT_EQ(h.gpus.size(), 16u);
+  } else {
+    EXPECT_NE(s.message().find("mutated"), std::string::npos);
+  }
+}
+
+// libhwloc 2.9 itself segfaults loading this file; loom loads XML in a child first and reports.
+TEST(Hwloc, XmlThatCrashesLibhwlocIsAnError) {
+  SKIP_WITHOUT_HWLOC();
+  const std::string path = kFixtures + "/hwloc-crashes-libhwloc.xml";
+  Host h;
+  Status s = probeHost(path, &h);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("hwloc crashed"), std::string::npos) << s.message();
 }
 
 TEST(Hwloc, BadXmlNamesTheFile) {
