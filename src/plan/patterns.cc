@@ -51,7 +51,9 @@ void ringAllReduce(Ctx* c, const std::vector<int>& m, uint64_t n, uint64_t chunk
 // Double binary tree as buildAllReduceTree: the first chunk climbs the trees level by level
 // (children of height h send in round h) and comes back down the same way; the remaining chunks
 // stream behind it with every tree edge busy in both directions.
-void treeAllReduce(Ctx* c, const std::vector<int>& m, uint64_t n, uint64_t chunk) {
+// upOnly / downOnly: the reduce / broadcast halves of it (broadcast_tree.cc, reduce_tree.cc).
+void treeAllReduce(Ctx* c, const std::vector<int>& m, uint64_t n, uint64_t chunk,
+                   bool withUp = true, bool withDown = true) {
   const int p = static_cast<int>(m.size());
   if (p < 2 || n == 0) return;
   const uint64_t chunks = std::max<uint64_t>(1, ceilDiv(n, 2 * chunk));
@@ -69,13 +71,13 @@ void treeAllReduce(Ctx* c, const std::vector<int>& m, uint64_t n, uint64_t chunk
       while (pos % 2 == 0) pos /= 2, ++h;
       up[h].push_back({m[v], m[node.parent], bytes});
       down[h].push_back({m[node.parent], m[v], bytes});
-      all.push_back(up[h].back());
-      all.push_back(down[h].back());
+      if (withUp) all.push_back(up[h].back());
+      if (withDown) all.push_back(down[h].back());
     }
   }
-  for (int h = 0; h <= top; ++h) c->add(up[h], 1, 2 * bytes);
-  for (int h = top; h >= 0; --h) c->add(down[h], 1, 0);
-  c->add(std::move(all), chunks - 1, 2 * bytes);
+  for (int h = 0; h <= top && withUp; ++h) c->add(up[h], 1, 2 * bytes);
+  for (int h = top; h >= 0 && withDown; --h) c->add(down[h], 1, 0);
+  c->add(std::move(all), chunks - 1, withUp ? 2 * bytes : 0);
 }
 
 // Recursive doubling / halving among the members, folded to a power of two.
@@ -191,7 +193,7 @@ bool hasPattern(CollType coll, const std::string& a) {
       return a == "ring" || a == "rd";
     case CollType::kBroadcast:
     case CollType::kReduce:
-      return a == "ring" || a == "binomial";
+      return a == "ring" || a == "binomial" || a == "tree";
     default:
       return false;
   }
@@ -241,26 +243,36 @@ Status patternRounds(const std::string& a, const PatternArgs& pa, std::vector<Ro
       }
       c.add(back, 1, 0);
     }
+  } else if (a == "tree") {  // broadcast / reduce over the double binary tree
+    treeAllReduce(&c, m, n, chunk, coll == CollType::kReduce, coll == CollType::kBroadcast);
   } else {  // broadcast / reduce
     const bool red = coll == CollType::kReduce;
     const uint64_t chunks = std::max<uint64_t>(1, ceilDiv(n, chunk));
     const uint64_t bytes = ceilDiv(n, chunks);
     const int root = pa.args.root;
-    std::vector<Flow> f;
-    uint64_t depth = 0;
-    for (int r = 0; r < p; ++r) {
-      if (a == "ring") {
-        int v = algo::mod(r - root, p);
-        if (v + 1 < p) f.push_back({m[r], m[algo::mod(r + 1, p)], bytes});
-        depth = p - 1;
-      } else {
+    if (a == "ring") {  // chain: every link busy once the pipeline is full
+      std::vector<Flow> f;
+      for (int r = 0; r < p; ++r)
+        if (algo::mod(r - root, p) + 1 < p) f.push_back({m[r], m[algo::mod(r + 1, p)], bytes});
+      c.add(std::move(f), chunks + p - 2, red ? bytes : 0);
+    } else {  // binomial: the first chunk goes one tree level per round, the rest stream behind
+      std::map<int, std::vector<Flow>> byDist;
+      std::vector<Flow> all;
+      for (int r = 0; r < p; ++r) {
+        const int u = algo::mod(r - root, p);
+        if (u == 0) continue;
         algo::TreeNode t = algo::binomialNode(r, p, root);
-        if (t.parent >= 0)
-          f.push_back(red ? Flow{m[r], m[t.parent], bytes} : Flow{m[t.parent], m[r], bytes});
-        depth = std::max<uint64_t>(depth, t.children.size() + 1);
+        Flow fl = red ? Flow{m[r], m[t.parent], bytes} : Flow{m[t.parent], m[r], bytes};
+        byDist[algo::lowBit(u)].push_back(fl);
+        all.push_back(fl);
       }
+      if (red) {
+        for (auto& [d, f] : byDist) c.add(f, 1, bytes);
+      } else {
+        for (auto it = byDist.rbegin(); it != byDist.rend(); ++it) c.add(it->second, 1, 0);
+      }
+      c.add(std::move(all), chunks - 1, red ? bytes : 0);
     }
-    c.add(std::move(f), chunks + depth - 1, red ? bytes : 0);
   }
   return Status();
 }
