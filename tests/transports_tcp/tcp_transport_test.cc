@@ -16,15 +16,7 @@ namespace {
 using transport::Request;
 
 // Every rank sends `bytes` to every other rank and receives from each, all posted at once.
-// nsocks/pieceBytes > 0 set LOOM_TCP_NSOCKS / LOOM_TCP_PIECE_BYTES (forked ranks only).
-std::string allToAll(const UniqueId& id, int rank, int n, uint64_t bytes, int nsocks,
-                     int pieceBytes) {
-  if (nsocks > 0) {  // forked ranks only: the environment is per process
-    setEnvForRank("LOOM_TCP_NSOCKS", std::to_string(nsocks));
-    setEnvForRank("LOOM_TCP_PIECE_BYTES", std::to_string(pieceBytes));
-  }
-  TcpRank tr;
-  RANK_OK(setupTcpRank(id, rank, n, &tr));
+std::string exchangeAll(TcpRank& tr, int rank, int n, uint64_t bytes) {
   std::vector<std::vector<uint8_t>> in(n), out(n);
   std::vector<Request> sends(n), recvs(n);
   std::vector<Request*> all;
@@ -56,6 +48,18 @@ std::string allToAll(const UniqueId& id, int rank, int n, uint64_t bytes, int ns
   return "";
 }
 
+// nsocks/pieceBytes > 0 set LOOM_TCP_NSOCKS / LOOM_TCP_PIECE_BYTES (forked ranks only).
+std::string allToAll(const UniqueId& id, int rank, int n, uint64_t bytes, int nsocks,
+                     int pieceBytes) {
+  if (nsocks > 0) {  // forked ranks only: the environment is per process
+    setEnvForRank("LOOM_TCP_NSOCKS", std::to_string(nsocks));
+    setEnvForRank("LOOM_TCP_PIECE_BYTES", std::to_string(pieceBytes));
+  }
+  TcpRank tr;
+  RANK_OK(setupTcpRank(id, rank, n, &tr));
+  return exchangeAll(tr, rank, n, bytes);
+}
+
 struct SizeCase {
   int n;
   uint64_t bytes;
@@ -80,6 +84,26 @@ INSTANTIATE_TEST_SUITE_P(
                       SizeCase{2, 64 << 20, 2, 524288}, SizeCase{3, (1 << 20) + 3, 1, 524288},
                       SizeCase{3, (1 << 20) + 3, 3, 4096}, SizeCase{4, 100003, 4, 8192},
                       SizeCase{8, 70001, 2, 16384}));
+
+// The whole path over IPv6: root, bootstrap ring and tcp sockets.
+TEST(TcpTransport, IPv6EndToEnd) {
+  setEnvForRank("LOOM_SOCKET_FAMILY", "AF_INET6");
+  char idBytes[bootstrap::kUniqueIdBytes];
+  Status s = bootstrap::makeUniqueId(idBytes);
+  unsetenv("LOOM_SOCKET_FAMILY");
+  params::resetCacheForTesting();
+  if (!s.ok()) GTEST_SKIP() << "no IPv6 interface: " << s.toString();
+  UniqueId id;
+  std::memcpy(id.bytes, idBytes, sizeof(idBytes));
+  auto res = forkRanks(3, [&](int r) -> std::string {
+    TcpRank tr;
+    RANK_OK(setupTcpRank(id, r, 3, &tr));
+    RANK_EXPECT(tr.boot->peers()[r].address.find(':') != std::string::npos,
+                "not an IPv6 address: ", tr.boot->peers()[r].address);
+    return exchangeAll(tr, r, 3, (1 << 20) + 3);
+  });
+  EXPECT_EQ(failures(res), "");
+}
 
 TEST(TcpTransport, FifoManyQueuedRequests) {
   UniqueId id = newUniqueId();
