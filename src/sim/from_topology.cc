@@ -1,5 +1,7 @@
 #include "sim/from_topology.h"
 
+#include "topo/classify.h"
+
 namespace loom::sim {
 namespace {
 
@@ -17,8 +19,16 @@ Status netFromTopology(const topo::Topology& t, Net* out) {
   return netFromTopology(t, out, &m);
 }
 
-Status netFromTopology(const topo::Topology& t, Net* out, TopoMap* map) {
+Status netFromTopology(const topo::Topology& in, Net* out, TopoMap* map) {
   if (out->numNodes() != 0) return invalidArgument("sim::netFromTopology: output net not empty");
+  // Levels, groups and hosts come from classify(); run it on a copy when the input lacks them.
+  bool classified = in.cls.type != topo::FabricType::kNone;
+  topo::Topology copy;
+  if (!classified) {
+    copy = in;
+    topo::classify(&copy);
+  }
+  const topo::Topology& t = classified ? in : copy;
   const topo::Fabric& f = t.fabric;
   map->netNode.assign(f.nodes.size(), -1);
   map->netLink.assign(f.links.size(), -1);

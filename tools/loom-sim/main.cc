@@ -13,6 +13,7 @@
 #include "core/datatype.h"
 #include "options.h"
 #include "plots.h"
+#include "sim/channels.h"
 #include "sim/from_topology.h"
 #include "sim/report.h"
 #include "sim/schedule_set.h"
@@ -132,20 +133,22 @@ int run(const Options& o) {
   for (const Variant& v : variants) {
     for (const algo::AlgoInfo* a : algos) {
       BusbwSeries ser;
-      ser.name = variants.size() > 1 ? strCat(a->name, " (", v.name, ")") : a->name;
+      std::string aname = o.channels > 1 ? strCat(a->name, "x", o.channels) : a->name;
+      ser.name = variants.size() > 1 ? strCat(aname, " (", v.name, ")") : aname;
       Row row;
       uint64_t lastBytes = 0;
       for (uint64_t bytes : sizes) {
         sched::CollArgs args;
         if (!(s = collArgs(coll, bytes, n, o.chunkBytes, &args)).ok()) return fail(s);
         sim::ScheduleSet set(n);
-        s = sim::buildScheduleSet(a->build, args, n, hostOf, &set);
+        s = o.channels > 1 ? sim::buildChannels(a->build, args, n, hostOf, o.channels, &set)
+                           : sim::buildScheduleSet(a->build, args, n, hostOf, &set);
         if (s.ok()) s = runOne(o, *v.net, set, &row);
         if (!s.ok())
           return fail(Status(s.code(), strCat(a->name, " ", bytes, " B: ", s.message())));
         double algbw = bytes / row.mean / 1e9, busbw = algbw * sim::busFactor(coll, n);
         std::printf("%-8s %-14s %10s %14.2f %10.2f %10.2f %10llu %8d %8.2f\n", v.name.c_str(),
-                    a->name, sizeName(bytes).c_str(), row.mean * 1e6, algbw, busbw,
+                    aname.c_str(), sizeName(bytes).c_str(), row.mean * 1e6, algbw, busbw,
                     static_cast<unsigned long long>(row.last.flows), set.numShapes(),
                     row.last.wallSeconds);
         if (o.seeds > 1)
@@ -167,8 +170,8 @@ int run(const Options& o) {
             r.maxComponentFlows);
       }
       if (!o.quiet && o.top > 0) {
-        std::cout << "#   busiest links (" << a->name << ", " << sizeName(lastBytes) << ", "
-                  << v.name << "):\n";
+        std::cout << "#   busiest links (" << aname << ", " << sizeName(lastBytes) << ", " << v.name
+                  << "):\n";
         for (const sim::BusyLink& b : sim::busiestLinks(*v.net, row.last, o.top))
           std::printf("#     %5.1f%%  %s\n", b.utilisation * 100, v.net->linkName(b.link).c_str());
         for (const sim::LevelUtil& u : sim::utilisationByLevel(*v.net, row.last))
@@ -176,11 +179,11 @@ int run(const Options& o) {
                       sim::linkLevelName(u.level), u.links, u.mean * 100, u.max * 100);
       }
       if (!o.plotDir.empty()) {
-        std::string tag = strCat(a->name, "_", sizeName(lastBytes), "_", v.name);
-        s = plotUtilisation(o.plotDir, tag,
-                            strCat(a->name, " ", sizeName(lastBytes), " on ", n, " GPUs, ",
-                                   o.routing, ", ", v.name),
-                            *v.net, row.last);
+        std::string tag = strCat(aname, "_", sizeName(lastBytes), "_", v.name);
+        s = plotUtilisation(
+            o.plotDir, tag,
+            strCat(aname, " ", sizeName(lastBytes), " on ", n, " GPUs, ", o.routing, ", ", v.name),
+            *v.net, row.last);
         if (!s.ok()) return fail(s);
       }
       series.push_back(std::move(ser));

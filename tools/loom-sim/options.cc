@@ -37,6 +37,10 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
       ->capture_default_str();
   app.add_option("--ranks", o->ranks, "ranks (first N GPUs; 0: all)")->capture_default_str();
   app.add_option("--chunk-bytes", o->chunkBytes, "schedule pipeline chunk")->capture_default_str();
+  app.add_option("--channels", o->channels,
+                 "run K copies of the algorithm on 1/K of the data, channel c with every host's "
+                 "ranks rotated by c (NCCL-style rings leaving a host through K NICs)")
+      ->capture_default_str();
   app.add_option("--routing", o->routing, "ecmp, spray (adaptive), valiant, ugal")
       ->capture_default_str();
   app.add_option("--seed", o->sim.seed, "ECMP hash / Valiant seed")->capture_default_str();

@@ -22,6 +22,7 @@ struct Options {
   std::string algos = "ring";
   int ranks = 0;  // 0: every GPU
   uint64_t chunkBytes = 512 * 1024;
+  int channels = 1;  // NCCL-style channels (sim/channels.h)
   std::string routing = "spray";
   int seeds = 1;  // Monte Carlo over ECMP seeds
   sim::SimOptions sim;
