@@ -271,7 +271,8 @@ Status patternRounds(const std::string& a, const PatternArgs& pa, std::vector<Ro
       } else {
         for (auto it = byDist.rbegin(); it != byDist.rend(); ++it) c.add(it->second, 1, 0);
       }
-      c.add(std::move(all), chunks - 1, red ? bytes : 0);
+      // Steady state: the root takes (reduce) or gives (broadcast) one chunk per subtree.
+      c.add(std::move(all), chunks - 1, red ? bytes * byDist.size() : 0);
     }
   }
   return Status();

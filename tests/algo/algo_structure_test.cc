@@ -33,6 +33,8 @@ TEST(AlgoStructure, RegistryHasTheAlgorithms) {
   EXPECT_NE(findAlgo(CollType::kAllGather, "rd"), nullptr);
   EXPECT_NE(findAlgo(CollType::kBroadcast, "binomial"), nullptr);
   EXPECT_NE(findAlgo(CollType::kReduce, "binomial"), nullptr);
+  EXPECT_NE(findAlgo(CollType::kBroadcast, "tree"), nullptr);
+  EXPECT_NE(findAlgo(CollType::kReduce, "tree"), nullptr);
 }
 
 // Rank r contributes 1 << (3r) to every element (uint64 sum). A contribution reduced twice or
