@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "bootstrap/fork_ranks.h"
+#include "core/log.h"
+#include "core/params.h"
 #include "core/socket.h"
 
 namespace loom::bootstrap {
@@ -164,6 +166,11 @@ TEST(Bootstrap, NoDescriptorLeftBehind) {
 TEST(Bootstrap, WrongJobKeyIsRefusedAndLogged) {
   Id id = newId();
   // Find the root address by decoding a copy of the id whose key we corrupt.
+  // Warnings must reach stderr whatever the caller's LOOM_DEBUG / LOOM_DEBUG_FILE say.
+  setenv("LOOM_DEBUG", "WARN", 1);
+  unsetenv("LOOM_DEBUG_FILE");
+  params::resetCacheForTesting();
+  log::reloadForTesting();
   ::testing::internal::CaptureStderr();
   net::SockAddr root;
   {

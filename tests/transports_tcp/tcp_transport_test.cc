@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "core/log.h"
+#include "core/params.h"
 #include "kernels/reduce.h"
 #include "tcp_test_util.h"
 
@@ -334,6 +336,11 @@ TEST(TcpTransport, WakeInterruptsWait) {
 
 TEST(TcpTransport, WrongCommunicatorTokenIsRefusedAndLogged) {
   UniqueId id = newUniqueId();
+  // Warnings must reach stderr whatever the caller's LOOM_DEBUG / LOOM_DEBUG_FILE say.
+  setenv("LOOM_DEBUG", "WARN", 1);
+  unsetenv("LOOM_DEBUG_FILE");
+  params::resetCacheForTesting();
+  log::reloadForTesting();
   ::testing::internal::CaptureStderr();
   auto res = threadRanks(2, [&](int r) -> std::string {
     TcpRank tr;
