@@ -57,7 +57,15 @@ Status Bootstrap::create(const char* id, int rank, int nranks, int64_t timeoutMs
   LOOM_CHECK(wire::decodeId(id, &uid));
 
   Fd rootFd;
-  Status s = net::connectTo(uid.root, dl, abort, &rootFd);
+  // The root listens before makeUniqueId returns, so a refused connection means it is gone: the
+  // id already served a communicator, or the process that made it exited. Say so at once.
+  Status s = net::connectTo(uid.root, dl, abort, &rootFd, false);
+  if (s.code() == Code::kRemoteError) {
+    return remoteError("bootstrap rank ", rank, ": the rendezvous root at ", uid.root.toString(),
+                       " refused the connection: this unique id was already used by a "
+                       "communicator that formed, or the process that made it has exited (every "
+                       "communicator needs a fresh id from loomGetUniqueId)");
+  }
   if (!s.ok()) {
     return Status(s.code(),
                   strCat("bootstrap rank ", rank, ": could not reach the rendezvous root ",

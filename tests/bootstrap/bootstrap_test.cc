@@ -271,6 +271,21 @@ TEST(Bootstrap, AbortReturnsPromptly) {
   EXPECT_EQ(failures(res), "");
 }
 
+// Reusing an id after its communicator formed is a prompt, explained error, not a hang.
+TEST(Bootstrap, ReusedIdFailsFast) {
+  Id id = newId();
+  std::unique_ptr<Bootstrap> b;
+  ASSERT_TRUE(Bootstrap::create(id.bytes, 0, 1, 60000, nullptr, &b).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the root thread exits
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Bootstrap> again;
+  Status s = Bootstrap::create(id.bytes, 0, 1, 60000, nullptr, &again);
+  double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(s.code(), Code::kRemoteError) << s.toString();
+  EXPECT_NE(s.message().find("already used"), std::string::npos) << s.message();
+  EXPECT_LT(sec, 1.0);
+}
+
 TEST(Bootstrap, BadArguments) {
   Id id = newId();
   std::unique_ptr<Bootstrap> b;
