@@ -128,9 +128,20 @@ uint64_t parseGuid(const char* s) {
   return v;
 }
 
+// hwloc_get_common_ancestor_obj() compares depths, which are negative pseudo-depths for I/O
+// objects, and can walk past the root on them (found by fuzzing): walk parent chains instead.
+hwloc_obj_t commonAncestor(hwloc_obj_t a, hwloc_obj_t b) {
+  std::vector<hwloc_obj_t> chain;
+  for (hwloc_obj_t p = a; p; p = p->parent) chain.push_back(p);
+  for (hwloc_obj_t q = b; q; q = q->parent) {
+    if (std::find(chain.begin(), chain.end(), q) != chain.end()) return q;
+  }
+  return nullptr;
+}
+
 // PCIe path class of two I/O objects.
 PathClass pciClass(hwloc_topology_t t, hwloc_obj_t a, hwloc_obj_t b, int pkgA, int pkgB) {
-  hwloc_obj_t ca = hwloc_get_common_ancestor_obj(t, a, b);
+  hwloc_obj_t ca = commonAncestor(a, b);
   if (ca && isPciBridge(ca)) {
     auto hops = [&](hwloc_obj_t o) {
       int n = 0;

@@ -20,6 +20,11 @@
 
 namespace loom::topo {
 
+namespace {
+constexpr int kLoaded = 42;  // child exit codes no crash handler uses
+constexpr int kCleanFailure = 43;
+}  // namespace
+
 Status hwlocXmlPreflight(const std::string& xml, const std::string& source) {
 #ifndef LOOM_HAVE_HWLOC
   return Status();
@@ -30,12 +35,12 @@ Status hwlocXmlPreflight(const std::string& xml, const std::string& source) {
     int devnull = open("/dev/null", O_WRONLY);
     if (devnull >= 0) dup2(devnull, 2);
     hwloc_topology_t t;
-    if (hwloc_topology_init(&t) != 0) _exit(2);
+    if (hwloc_topology_init(&t) != 0) _exit(kCleanFailure);
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     int rc = hwloc_topology_set_xmlbuffer(t, xml.data(), static_cast<int>(xml.size()));
     if (rc == 0) rc = hwloc_topology_load(t);
     hwloc_topology_destroy(t);
-    _exit(rc == 0 ? 0 : 1);
+    _exit(rc == 0 ? kLoaded : kCleanFailure);
   }
   int status = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -50,8 +55,12 @@ Status hwlocXmlPreflight(const std::string& xml, const std::string& source) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  if (WIFSIGNALED(status)) {
-    return invalidArgument(source, ": hwloc crashed (signal ", WTERMSIG(status),
+  // Any other end (a signal, or a sanitizer's exit code after it caught the crash) is a crash.
+  if (!WIFEXITED(status) ||
+      (WEXITSTATUS(status) != kLoaded && WEXITSTATUS(status) != kCleanFailure)) {
+    return invalidArgument(source, ": hwloc crashed (",
+                           WIFSIGNALED(status) ? "signal " : "exit status ",
+                           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
                            ") loading this XML: malformed hwloc topology XML");
   }
   return Status();  // a clean failure is reported by the real load with its own message

@@ -8,8 +8,10 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
 
 #include "topo/topology.h"
 
@@ -33,15 +35,54 @@ struct SchemaError {
   std::string what;
 };
 
+// Integers are range-checked (nlohmann's own conversion of 1e80 to int is undefined behaviour).
+template <typename T>
+T checkedInt(const json& v, const std::string& path) {
+  bool ok = v.is_number_integer();
+  if (ok && v.is_number_unsigned()) {
+    ok = v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+  } else if (ok) {
+    int64_t x = v.get<int64_t>();
+    ok =
+        x >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+        (x < 0 || static_cast<uint64_t>(x) <= static_cast<uint64_t>(std::numeric_limits<T>::max()));
+  }
+  if (!ok)
+    throw SchemaError{path, strCat("expected an integer that fits ", sizeof(T) * 8, " bits")};
+  return v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>())
+                                : static_cast<T>(v.get<int64_t>());
+}
+
+template <typename T>
+void convert(const json& v, T* out, const std::string& path) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) throw SchemaError{path, "expected true or false"};
+    *out = v.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    *out = checkedInt<T>(v, path);
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (!v.is_number()) throw SchemaError{path, "expected a number"};
+    *out = v.get<double>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!v.is_string()) throw SchemaError{path, "expected a string"};
+    *out = v.get<std::string>();
+  } else {  // std::vector<...>
+    if (!v.is_array()) throw SchemaError{path, "expected an array"};
+    out->clear();
+    out->reserve(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      typename T::value_type x{};
+      convert(v[i], &x, path + "/" + std::to_string(i));
+      out->push_back(std::move(x));
+    }
+  }
+}
+
 template <typename T>
 void rd(const json& j, const char* key, T* out, const std::string& path) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
-  try {
-    *out = it->get<T>();
-  } catch (const json::exception& e) {
-    throw SchemaError{path + "/" + key, std::string("wrong type (") + it->type_name() + ")"};
-  }
+  convert(*it, out, path + "/" + key);
 }
 
 const json& need(const json& j, const char* key, json::value_t type, const std::string& path) {
@@ -338,8 +379,8 @@ void readFabric(const json& j, Fabric* f) {
     std::string q = p + "/links/" + std::to_string(i);
     if (!links[i].is_object()) throw SchemaError{q, "expected an object"};
     Link l;
-    l.a = need(links[i], "a", json::value_t::number_integer, q).get<int>();
-    l.b = need(links[i], "b", json::value_t::number_integer, q).get<int>();
+    l.a = checkedInt<int>(need(links[i], "a", json::value_t::number_integer, q), q + "/a");
+    l.b = checkedInt<int>(need(links[i], "b", json::value_t::number_integer, q), q + "/b");
     rd(links[i], "portA", &l.portA, q);
     rd(links[i], "portB", &l.portB, q);
     rd(links[i], "width", &l.width, q);

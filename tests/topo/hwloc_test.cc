@@ -179,6 +179,17 @@ TEST(Hwloc, XmlThatCrashesLibhwlocIsAnError) {
   EXPECT_NE(s.message().find("hwloc crashed"), std::string::npos) << s.message();
 }
 
+// Found by fuzz_hwloc_xml: hwloc_get_common_ancestor_obj() dereferenced NULL on this XML's I/O
+// objects.
+TEST(Hwloc, IoCommonAncestorOnOddTree) {
+  SKIP_WITHOUT_HWLOC();
+  Host h;
+  Status s = probeHost(kFixtures + "/hwloc-io-ancestor.xml", &h);
+  if (s.ok()) {
+    EXPECT_EQ(h.gpuGpu.size(), h.gpus.size() * (h.gpus.size() - 1) / 2);
+  }
+}
+
 TEST(Hwloc, BadXmlNamesTheFile) {
   SKIP_WITHOUT_HWLOC();
   std::string path = ::testing::TempDir() + "/loom_bad_hwloc.xml";

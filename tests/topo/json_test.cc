@@ -68,6 +68,13 @@ TEST(Json, SchemaErrorNamesPath) {
   s = fromJson(R"({"loomTopology":1,"fabric":{"nodes":[],"links":[{"a":0,"b":1}]}})", &u, "y");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("link 0"), std::string::npos) << s.message();
+  // Found by fuzz_json: 2e80 converted to int was undefined behaviour; now an error.
+  s = fromJson(R"({"loomTopology":1,"hosts":[{"cores":2e80}]})", &u, "big.json");
+  EXPECT_NE(s.message().find("big.json: at /hosts/0/cores: expected an integer"), std::string::npos)
+      << s.message();
+  s = fromJson(R"({"loomTopology":1,"fabric":{"nodes":[],"links":[{"a":4294967296,"b":0}]}})", &u,
+               "wide");
+  EXPECT_NE(s.message().find("/fabric/links/0/a"), std::string::npos) << s.message();
   s = fromJson(R"({"hosts":[]})", &u, "z");
   EXPECT_NE(s.message().find("loomTopology"), std::string::npos) << s.message();
   s = fromJson(R"({"loomTopology":1,"fabric":{"nodes":[{"kind":"hub"}],"links":[]}})", &u, "k");
