@@ -133,7 +133,12 @@ Status Planner::build(const Decision& d, const sched::CollArgs& args, int rank,
 Status Planner::price(const sched::CollArgs& args, Decision* d) const {
   const int p = ctx_.nranks;
   std::vector<Round> rounds;
-  if (p <= kExactMaxRanks) {
+  // Real schedules while they stay small (about 4 steps per chunk per rank), else the pattern.
+  const uint64_t chunk = std::max<uint64_t>(1, d->chunkBytes);
+  const uint64_t steps = 4ull * p * std::max<uint64_t>(p, messageBytes(args, p) / chunk);
+  const bool exact =
+      p <= kExactMaxRanks && (steps <= kExactMaxSteps || !hasPattern(args.coll, d->algo->name));
+  if (exact) {
     std::vector<sched::Schedule> all(p);
     for (int r = 0; r < p; ++r) LOOM_CHECK(build(*d, args, r, &all[r]));
     LOOM_CHECK(roundsFromSchedules(all, &rounds));

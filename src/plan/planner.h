@@ -26,6 +26,7 @@
 namespace loom::plan {
 
 constexpr int kExactMaxRanks = 32;
+constexpr uint64_t kExactMaxSteps = 1 << 18;  // above: price from the pattern (planning time)
 
 struct PlannerContext {
   int nranks = 1;
