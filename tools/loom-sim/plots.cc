@@ -63,6 +63,7 @@ Status plotUtilisation(const std::string& dir, const std::string& tag, const std
   g << "set terminal pngcairo size 1000,600 noenhanced\nset output '" << dir << "/util_" << tag
     << ".png'\nset title " << quoted(title) << "\nset xlabel 'links of the level, busiest first'"
     << "\nset ylabel 'utilisation (% of makespan at full rate)'\nset yrange [0:105]\nset grid\n"
+    << "set key outside right\n"
     << "plot ";
   for (size_t i = 0; i < lv.size(); ++i)
     g << (i ? ", " : "") << "'" << dat << "' index " << i << " with lines lw 2 title '"
