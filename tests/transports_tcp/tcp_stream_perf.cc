@@ -1,8 +1,9 @@
 // Loopback numbers of the tcp transport, 2 forked processes driven the way the Executor drives a
 // transport (progress, then wait): a one-way stream of 64 MiB messages and a bidirectional one
 // (both ranks send and receive at once, as a 2-rank ring does) for LOOM_TCP_NSOCKS = 1, 2, 4, and
-// the 8-byte ping-pong half round trip. Prints the numbers; asserts only that data arrived.
-// Label "long" (run with ctest -L long, or run the binary directly).
+// a one-way stream that reduces on arrival, and the 8-byte ping-pong half round trip. Prints the
+// numbers; asserts only that data arrived. Label "long" (run with ctest -L long, or run the binary
+// directly).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -18,7 +19,8 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::string stream(const UniqueId& id, int rank, int nsocks, bool bidir, int reps, double* gbs) {
+std::string stream(const UniqueId& id, int rank, int nsocks, bool bidir, bool reduce, int reps,
+                   double* gbs) {
   setEnvForRank("LOOM_TCP_NSOCKS", std::to_string(nsocks));
   TcpRank tr;
   RANK_OK(setupTcpRank(id, rank, 2, &tr));
@@ -29,6 +31,11 @@ std::string stream(const UniqueId& id, int rank, int nsocks, bool bidir, int rep
   send.src = out.data();
   recv.kind = Request::kRecv;
   recv.dst = in.data();
+  if (reduce) {  // in place: in = in + incoming, float32
+    recv.operand = in.data();
+    recv.dtype = DataType::kFloat32;
+    recv.op = RedOp::kSum;
+  }
   send.bytes = recv.bytes = bytes;
   std::vector<Request*> mine;
   if (bidir || rank == 0) mine.push_back(&send);
@@ -44,7 +51,7 @@ std::string stream(const UniqueId& id, int rank, int nsocks, bool bidir, int rep
   }
   RANK_OK(tr.boot->barrier());
   *gbs = static_cast<double>(bytes) * reps / secondsSince(t0) / 1e9;
-  if (bidir || rank == 1) RANK_EXPECT(in[bytes - 1] == 0x5A, "data did not arrive");
+  if ((bidir || rank == 1) && !reduce) RANK_EXPECT(in[bytes - 1] == 0x5A, "data did not arrive");
   return "";
 }
 
@@ -84,7 +91,7 @@ TEST(TcpStream, Loopback64MiB) {
       UniqueId id = newUniqueId();
       auto res = forkRanks(2, [&](int r) -> std::string {
         double gbs = 0;
-        std::string e = stream(id, r, nsocks, bidir, 10, &gbs);
+        std::string e = stream(id, r, nsocks, bidir, false, 10, &gbs);
         if (e.empty() && r == 1) {
           std::printf(
               "tcp loopback %s, 2 processes, 64 MiB x 10, LOOM_TCP_NSOCKS=%d: %.2f GB/s%s\n",
@@ -96,6 +103,23 @@ TEST(TcpStream, Loopback64MiB) {
       EXPECT_EQ(failures(res), "");
     }
   }
+}
+
+TEST(TcpStream, ReduceOnArrival64MiB) {
+  UniqueId id = newUniqueId();
+  auto res = forkRanks(2, [&](int r) -> std::string {
+    double gbs = 0;
+    std::string e = stream(id, r, 2, false, true, 10, &gbs);
+    if (e.empty() && r == 1) {
+      std::printf(
+          "tcp loopback one-way, receive reducing (float32 sum, in place), 64 MiB x 10: "
+          "%.2f GB/s\n",
+          gbs);
+      std::fflush(stdout);
+    }
+    return e;
+  });
+  EXPECT_EQ(failures(res), "");
 }
 
 TEST(TcpStream, PingPong8Bytes) {

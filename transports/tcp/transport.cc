@@ -20,7 +20,7 @@ namespace loom::transport::tcp {
 namespace {
 
 constexpr size_t kBudgetBytes = 16u << 20;  // per socket per progress() call, for fairness
-constexpr size_t kStagingBytes = 256u << 10;
+constexpr size_t kStagingBytes = 64u << 10;
 constexpr uint32_t kHdr = sizeof(PieceHeader);
 
 }  // namespace
