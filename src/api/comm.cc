@@ -78,11 +78,28 @@ Status makePlanner(const CommOptions& opt, loomComm* c) {
     ctx.hostOf.push_back(forced == "tcp" ? id.rank : forced == "shm" ? 0 : id.hostIndex);
   ctx.interHost = plan::Transport::kTcp;
   std::string topoFile = params::topoFile();
-  if (!topoFile.empty()) {
+  if (!topoFile.empty() && forced.empty()) {
     auto t = std::make_unique<topo::Topology>();
     LOOM_CHECK(topo::loadTopologyFile(topoFile, t.get()));
-    c->topology = std::move(t);
-    ctx.topology = c->topology.get();
+    // With a fabric, host ids are the topology's host indices, matched by hostname.
+    std::vector<int> hostOf;
+    for (const auto& id : c->ids) {
+      int h = -1;
+      for (size_t i = 0; i < t->hosts.size(); ++i)
+        if (t->hosts[i].name == id.hostname) h = static_cast<int>(i);
+      if (h < 0) {
+        LOOM_WARN(PLAN, "LOOM_TOPO_FILE ", topoFile, " has no host named ", id.hostname, " (",
+                  id.describe(), "); planning without the fabric");
+        hostOf.clear();
+        break;
+      }
+      hostOf.push_back(h);
+    }
+    if (!hostOf.empty()) {
+      ctx.hostOf = hostOf;
+      c->topology = std::move(t);
+      ctx.topology = c->topology.get();
+    }
   }
   c->planner = std::make_unique<plan::Planner>(ctx);
   LOOM_CHECK(c->planner->status());

@@ -152,7 +152,8 @@ Status Run::idle(Clock::time_point lastProgress, Clock::time_point* lastPeerChec
   if (stalledUs > ctx_.timeoutMs * 1000)
     return timeoutError("rank ", ctx_.rank, " waited ", ctx_.timeoutMs, " ms without progress for ",
                         waitingFor());
-  if (stalledUs < ctx_.spinUs) return Status();
+  // No spinning here: the transports' wait() spins briefly (yielding the CPU) and then sleeps,
+  // which is what lets 8 ranks progress on 2 cores.
   if (now - *lastPeerCheck > std::chrono::milliseconds(ctx_.peerCheckMs)) {
     *lastPeerCheck = now;
     for (auto* t : ctx_.transports) LOOM_CHECK(t->checkPeers());
