@@ -118,6 +118,15 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
                                           &c->bootstrap));
   c->ids = c->bootstrap->peers();
   LOOM_CHECK(connectTransports(id, opt, c));
+  sched::ExecContext& x = c->exec;
+  x.rank = c->rank;
+  x.transportOf = c->transportOf;
+  x.transports = c->transports;
+  x.ids = &c->ids;
+  x.abortFlag = &c->abortFlag;
+  x.timeoutMs = c->timeoutMs;
+  x.spinUs = params::spinUs();
+  x.peerCheckMs = params::peerCheckMs();
   return makePlanner(opt, c);
 }
 
@@ -160,6 +169,8 @@ void commFree(loomComm* c) {
   if (c->initThread.joinable()) c->initThread.join();
   c->transportOf.clear();
   c->transports.clear();
+  c->exec.transportOf.clear();
+  c->exec.transports.clear();
   c->shm.reset();
   c->tcp.reset();
   c->bootstrap.reset();
@@ -258,15 +269,7 @@ Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
 }
 
 Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
-  sched::ExecContext ctx;
-  ctx.rank = c->rank;
-  ctx.transportOf = c->transportOf;
-  ctx.transports = c->transports;
-  ctx.ids = &c->ids;
-  ctx.abortFlag = &c->abortFlag;
-  ctx.timeoutMs = c->timeoutMs;
-  ctx.spinUs = params::spinUs();
-  ctx.peerCheckMs = params::peerCheckMs();
+  const sched::ExecContext& ctx = c->exec;
   // Reductions of one (dtype, op) class run together; each further class runs after, in order.
   std::vector<bool> ran(ops.size(), false);
   for (size_t first = 0; first < ops.size(); ++first) {

@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "loom/loom.h"
 #include "plan/planner.h"
+#include "sched/executor.h"
 #include "sched/schedule.h"
 #include "topo/topology.h"
 #include "transports/transport.h"
@@ -65,6 +66,7 @@ struct loomComm {
   std::unique_ptr<loom::transport::Transport> shm, tcp;
   std::vector<loom::transport::Transport*> transportOf;
   std::vector<loom::transport::Transport*> transports;
+  loom::sched::ExecContext exec;  // filled once the transports are up
   std::atomic<bool> abortFlag{false};
   std::atomic<int> inFlight{0};
   // Non-blocking init: the thread running it, and its result.

@@ -1,6 +1,7 @@
 #include "sched/executor.h"
 
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <string>
@@ -21,10 +22,24 @@ struct Lane {
   size_t posted = 0, done = 0;
 };
 
+// Per-thread storage reused by every run on that thread, so a small operation allocates nothing.
+struct Storage {
+  std::vector<uint32_t> depsLeft, outBegin, outEdges, fill;
+  std::vector<transport::Request> req;
+  std::vector<Lane> lanes;  // [0, lanesUsed) are live
+  size_t lanesUsed = 0;
+  std::vector<int> laneOf;
+  std::vector<int> localReady;
+  bool busy = false;  // a nested run (should not happen) gets its own storage
+};
+
 class Run {
  public:
-  Run(const Schedule& s, std::vector<uint8_t*> bufs, DataType dt, RedOp op, const ExecContext& c)
-      : s_(s), bufs_(std::move(bufs)), dt_(dt), op_(op), ctx_(c) {}
+  Run(const Schedule& s, std::vector<uint8_t*>& bufs, DataType dt, RedOp op, const ExecContext& c,
+      Storage& st)
+      : s_(s), bufs_(bufs), dt_(dt), op_(op), ctx_(c), depsLeft_(st.depsLeft),
+        outBegin_(st.outBegin), outEdges_(st.outEdges), fill_(st.fill), req_(st.req),
+        lanes_(st.lanes), lanesUsed_(st.lanesUsed), laneOf_(st.laneOf), localReady_(st.localReady) {}
 
   Status go();
 
@@ -42,15 +57,18 @@ class Run {
   std::string waitingFor();
 
   const Schedule& s_;
-  std::vector<uint8_t*> bufs_;
+  std::vector<uint8_t*>& bufs_;
   DataType dt_;
   RedOp op_;
   const ExecContext& ctx_;
-  std::vector<uint32_t> depsLeft_;
-  std::vector<uint32_t> outBegin_, outEdges_;  // dependents, CSR
-  std::vector<transport::Request> req_;
-  std::vector<Lane> lanes_;  // two per active peer: sends, receives
-  std::deque<int> localReady_;
+  std::vector<uint32_t>& depsLeft_;
+  std::vector<uint32_t>&outBegin_, &outEdges_, &fill_;  // dependents, CSR
+  std::vector<transport::Request>& req_;
+  std::vector<Lane>& lanes_;  // two per active peer: sends, receives; [0, lanesUsed_) live
+  size_t& lanesUsed_;
+  std::vector<int>& laneOf_;
+  std::vector<int>& localReady_;  // FIFO: [localHead_, size) waiting
+  size_t localHead_ = 0;
   std::unique_ptr<uint8_t[]> scratch_;
   size_t done_ = 0;
 };
@@ -83,7 +101,8 @@ Status Run::post(int i) {
 }
 
 Status Run::postReady(bool* did) {
-  for (Lane& l : lanes_) {
+  for (size_t k = 0; k < lanesUsed_; ++k) {
+    Lane& l = lanes_[k];
     while (l.posted < l.steps.size() && depsLeft_[l.steps[l.posted]] == 0) {
       LOOM_CHECK(post(l.steps[l.posted]));
       ++l.posted;
@@ -94,9 +113,8 @@ Status Run::postReady(bool* did) {
 }
 
 Status Run::runLocal(bool* did) {
-  while (!localReady_.empty()) {
-    int i = localReady_.front();
-    localReady_.pop_front();
+  while (localHead_ < localReady_.size()) {
+    int i = localReady_[localHead_++];
     const Step& st = s_.steps[i];
     if (st.bytes > 0) {
       if (st.op == OpKind::kCopy) {
@@ -117,7 +135,8 @@ Status Run::reap(bool* did) {
     LOOM_CHECK(t->progress(&moved));
     *did = *did || moved;
   }
-  for (Lane& l : lanes_) {
+  for (size_t k = 0; k < lanesUsed_; ++k) {
+    Lane& l = lanes_[k];
     while (l.done < l.posted && req_[l.steps[l.done]].complete) {
       complete(l.steps[l.done]);
       ++l.done;
@@ -130,7 +149,8 @@ Status Run::reap(bool* did) {
 std::string Run::waitingFor() {
   std::string out;
   int last = -1;
-  for (const Lane& l : lanes_) {
+  for (size_t k = 0; k < lanesUsed_; ++k) {
+    const Lane& l = lanes_[k];
     if (l.done == l.steps.size() || l.peer == last) continue;
     last = l.peer;
     const int p = l.peer;
@@ -182,28 +202,40 @@ Status Run::go() {
   }
   for (size_t i = 0; i < n; ++i) outBegin_[i + 1] += outBegin_[i];
   outEdges_.resize(outBegin_[n]);
-  std::vector<uint32_t> fill(outBegin_.begin(), outBegin_.end() - 1);
+  fill_.assign(outBegin_.begin(), outBegin_.end() - 1);
   for (size_t i = 0; i < n; ++i) {
     const Step& st = s_.steps[i];
-    for (uint32_t k = 0; k < st.depCount; ++k) outEdges_[fill[s_.deps[st.depBegin + k]]++] = i;
+    for (uint32_t k = 0; k < st.depCount; ++k) outEdges_[fill_[s_.deps[st.depBegin + k]]++] = i;
   }
-  req_.resize(n);
-  std::vector<int> laneOf(ctx_.transportOf.size(), -1);
+  req_.assign(n, transport::Request());
+  localReady_.clear();
+  lanesUsed_ = 0;
+  const size_t p = ctx_.transportOf.size();
+  if (laneOf_.size() < p) laneOf_.resize(p, -1);
   for (size_t i = 0; i < n; ++i) {
     const Step& st = s_.steps[i];
     if (isNet(st.op)) {
-      if (st.peer < 0 || st.peer >= static_cast<int>(laneOf.size()) || st.peer == ctx_.rank)
+      if (st.peer < 0 || st.peer >= static_cast<int>(p) || st.peer == ctx_.rank) {
+        std::fill(laneOf_.begin(), laneOf_.end(), -1);
         return internalError("schedule step ", i, " has bad peer ", st.peer);
-      if (laneOf[st.peer] < 0) {
-        laneOf[st.peer] = static_cast<int>(lanes_.size());
-        lanes_.resize(lanes_.size() + 2);
-        lanes_[laneOf[st.peer]].peer = lanes_[laneOf[st.peer] + 1].peer = st.peer;
       }
-      lanes_[laneOf[st.peer] + (st.op == OpKind::kSend ? 0 : 1)].steps.push_back(static_cast<int>(i));
+      if (laneOf_[st.peer] < 0) {
+        laneOf_[st.peer] = static_cast<int>(lanesUsed_);
+        if (lanes_.size() < lanesUsed_ + 2) lanes_.resize(lanesUsed_ + 2);
+        for (int d = 0; d < 2; ++d) {
+          Lane& l = lanes_[lanesUsed_ + d];
+          l.peer = st.peer;
+          l.steps.clear();
+          l.posted = l.done = 0;
+        }
+        lanesUsed_ += 2;
+      }
+      lanes_[laneOf_[st.peer] + (st.op == OpKind::kSend ? 0 : 1)].steps.push_back(static_cast<int>(i));
     } else if (depsLeft_[i] == 0) {
       localReady_.push_back(static_cast<int>(i));
     }
   }
+  for (size_t k = 0; k < lanesUsed_; k += 2) laneOf_[lanes_[k].peer] = -1;
   auto lastProgress = Clock::now();
   auto lastPeerCheck = lastProgress;
   while (done_ < n) {
@@ -224,8 +256,16 @@ Status Run::go() {
 
 Status execute(const Schedule& sched, std::vector<uint8_t*> buffers, DataType dtype, RedOp op,
                const ExecContext& ctx) {
-  Run run(sched, std::move(buffers), dtype, op, ctx);
-  return run.go();
+  thread_local Storage tls;
+  if (tls.busy) {
+    Storage own;
+    own.busy = true;
+    return Run(sched, buffers, dtype, op, ctx, own).go();
+  }
+  tls.busy = true;
+  Status s = Run(sched, buffers, dtype, op, ctx, tls).go();
+  tls.busy = false;
+  return s;
 }
 
 }  // namespace loom::sched
