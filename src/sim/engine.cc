@@ -270,7 +270,10 @@ Status Engine::run() {
       res_->maxComponentFlows = std::max(res_->maxComponentFlows, c);
     }
     if (events_.empty()) break;
-    double batchEnd = events_.top().t + (opt_.exact ? 0.0 : opt_.timeEpsilon);
+    // A batch is processed at the time of its first event: later events in it complete up to
+    // timeEpsilon early (flows started in the batch all get rates from that instant).
+    const double batchStart = events_.top().t;
+    double batchEnd = batchStart + (opt_.exact ? 0.0 : opt_.timeEpsilon);
     ++res_->batches;
     bool any = false;
     while (!events_.empty() && events_.top().t <= batchEnd) {
@@ -278,7 +281,7 @@ Status Engine::run() {
       if (opt_.exact && any) break;
       events_.pop();
       if (ev.kind == kEvFlowEnd && (!mm_.active(ev.a) || mm_.version(ev.a) != ev.ver)) continue;
-      now_ = std::max(now_, ev.t);
+      now_ = std::max(now_, batchStart);
       any = true;
       ++res_->events;
       if (ev.kind == kEvFlowEnd) {

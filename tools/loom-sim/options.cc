@@ -56,6 +56,11 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
       ->capture_default_str();
   app.add_option("--copy-gbps", o->sim.copyGBps, "local copy rate (0: free)")
       ->capture_default_str();
+  app.add_option(
+         "--batch-us", o->batchUs,
+         "merge events closer than this (approximation for algorithms with few large steps: "
+         "events finish up to this early; not for pipelined rings; 0 = exact to 1 ps)")
+      ->capture_default_str();
   app.add_flag("--exact", o->sim.exact, "no batching, global rate solve (slow; for checking)");
   app.add_option("--fail", o->fail,
                  "what-if, comma list: switch:NAME spines:K leaves:K links:K global:K "
@@ -66,6 +71,7 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
   app.add_flag("-q,--quiet", o->quiet, "only the result table");
   try {
     app.parse(argc, argv);
+    if (o->batchUs > 0) o->sim.timeEpsilon = o->batchUs * 1e-6;
   } catch (const CLI::ParseError& e) {
     *rc = app.exit(e);
     return false;

@@ -26,7 +26,8 @@ struct Options {
   std::string routing = "spray";
   int seeds = 1;  // Monte Carlo over ECMP seeds
   sim::SimOptions sim;
-  std::string fail;  // what-if spec (sim/whatif.h)
+  double batchUs = 0;  // > 0: SimOptions::timeEpsilon in microseconds
+  std::string fail;    // what-if spec (sim/whatif.h)
   uint64_t failSeed = 1;
   int top = 5;
   std::string plotDir;
