@@ -14,4 +14,5 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libgloo-dev \
   infiniband-diags ibsim-utils libumad2sim0 \
   iproute2 procps \
-  python3 python3-numpy gnuplot-nox graphviz
+  python3 python3-numpy gnuplot-nox graphviz \
+  clang libclang-rt-14-dev util-linux

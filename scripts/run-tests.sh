@@ -11,3 +11,5 @@ ctest -L default -j2 --output-on-failure --timeout 900 "$@"
 cd ..
 # Bad arguments and collectives under AddressSanitizer/UBSan (separate build in build-asan).
 bash scripts/asan-check.sh
+# The topology parsers under libFuzzer (clang, ASan/UBSan), a bounded time per target.
+bash scripts/topo-fuzz.sh 15 build-fuzz
