@@ -193,8 +193,7 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
   const plan::Decision* d = p2p ? nullptr : &c->planner->choose(a);
   const algo::AlgoInfo* direct = p2p ? algo::algosFor(op.coll).front() : nullptr;
   if (!p2p && d->algo == nullptr)
-    return invalidArgument("no algorithm for ", sched::collName(op.coll),
-                           " (check LOOM_ALGO / LOOM_TUNE)");
+    return invalidArgument("no algorithm for ", sched::collName(op.coll), ": ", d->source);
   const ScheduleKey key{p2p ? static_cast<const void*>(direct) : d, static_cast<int>(a.coll), static_cast<int>(a.dtype),
                         static_cast<int>(a.op), a.root, a.peer, a.inPlace, a.count, a.chunkBytes};
   {

@@ -235,10 +235,11 @@ const Decision& Planner::choose(const sched::CollArgs& args) {
   std::string source = "cost";
   std::string only = over_.lookup(args.coll, bytes, &source);
   if (!only.empty() && !algo::findAlgo(args.coll, only)) {
-    LOOM_WARN(PLAN, source, " names '", only, "', not an algorithm of ", sched::collName(args.coll),
-              "; choosing by cost");
-    only.clear();
-    source = "cost";
+    // As NCCL: a forced choice that names nothing is an error, not a silent fallback.
+    Decision none;
+    none.source = strCat(source, " names '", only, "', which is not an algorithm of ",
+                         sched::collName(args.coll));
+    return cache_[key] = none;
   }
   if (only.empty()) source = "cost";
   std::vector<Decision> cands = enumerate(args, only);

@@ -96,3 +96,21 @@ TEST(ApiErrors, UseAfterDestroyIsReported) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+TEST(ApiErrors, UnknownForcedAlgorithmIsAnErrorNotAFallback) {
+  RankOptions opt;
+  opt.env = {{"LOOM_ALGO", "allreduce:nosuch"}};
+  auto res = runRanks(2, [](int, int, loomComm_t comm) -> std::string {
+    float v = 1, s = 0;
+    EXPECT_FAILS(loomAllReduce(&v, &s, 1, loomFloat32, loomSum, comm, nullptr),
+                 loomInvalidArgument, "nosuch");
+    return "";
+  }, opt);
+  EXPECT_EQ(failures(res), "");
+}
+
+}  // namespace
+}  // namespace loom::testing

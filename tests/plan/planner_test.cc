@@ -167,8 +167,9 @@ TEST(Planner, EnvironmentOverridesAndBadValues) {
   EXPECT_FALSE(Planner(bad).status().ok());
   bad.tune = "";
   bad.algo = "allreduce:nosuch";
-  Planner unknown(bad);  // unknown name: warned, cost decides
-  EXPECT_EQ(unknown.choose(allreduce(8)).source, "cost");
+  Planner unknown(bad);  // unknown name: no algorithm, and the reason (as NCCL: an error)
+  EXPECT_EQ(unknown.choose(allreduce(8)).algo, nullptr);
+  EXPECT_NE(unknown.choose(allreduce(8)).source.find("nosuch"), std::string::npos);
 }
 
 TEST(Planner, DecisionsAreCachedAndExplained) {
