@@ -67,11 +67,11 @@ class Transport {
 struct SetupArgs {
   int rank = 0;
   int nranks = 1;
-  std::vector<int> peers;            // ranks this transport must connect to (excludes rank)
-  std::vector<PeerIdentity> ids;     // per rank
+  std::vector<int> peers;         // ranks this transport must connect to (excludes rank)
+  std::vector<PeerIdentity> ids;  // per rank
   // Collective over all ranks: data holds nranks * bytesPerRank, our slot filled on entry.
   std::function<Status(void* data, size_t bytesPerRank)> allGather;
-  std::string commTag;               // unique per communicator, safe in file names (hex)
+  std::string commTag;  // unique per communicator, safe in file names (hex)
   int64_t timeoutMs = 600000;
   const std::atomic<bool>* abortFlag = nullptr;
 };

@@ -1,8 +1,8 @@
 /*
  * loom: collective communication that knows the network.
  *
- * C99 public API, shaped like nccl.h. Every call returns a loomResult_t; the detailed message of the
- * last failure on a communicator is readable with loomGetLastError(comm).
+ * C99 public API, shaped like nccl.h. Every call returns a loomResult_t; the detailed message of
+ * the last failure on a communicator is readable with loomGetLastError(comm).
  */
 #ifndef LOOM_LOOM_H_
 #define LOOM_LOOM_H_
@@ -52,7 +52,14 @@ typedef enum {
 } loomDataType_t;
 
 /* Same numbering as ncclRedOp_t. Avg = sum then divide by the rank count (integers truncate). */
-typedef enum { loomSum = 0, loomProd = 1, loomMax = 2, loomMin = 3, loomAvg = 4, loomNumOps = 5 } loomRedOp_t;
+typedef enum {
+  loomSum = 0,
+  loomProd = 1,
+  loomMax = 2,
+  loomMin = 3,
+  loomAvg = 4,
+  loomNumOps = 5
+} loomRedOp_t;
 
 #define LOOM_UNIQUE_ID_BYTES 128
 typedef struct {
@@ -65,12 +72,12 @@ typedef struct loomStream* loomStream_t;
 /* Config: the first field is the struct's size so it can grow. Initialise with
  * LOOM_CONFIG_INITIALIZER; fields left at their "unset" value take the environment/defaults. */
 typedef struct {
-  size_t size;            /* sizeof(loomConfig_t) */
-  unsigned int magic;     /* LOOM_CONFIG_MAGIC */
-  int blocking;           /* 1 (default): init returns when ready. 0: init may return loomInProgress */
-  int64_t timeoutMs;      /* per-communicator deadline for every wait; <= 0: LOOM_TIMEOUT_MS */
-  const char* transport;  /* "shm", "tcp" or NULL (auto / LOOM_TRANSPORT) */
-  const char* commName;   /* name shown in logs; may be NULL */
+  size_t size;        /* sizeof(loomConfig_t) */
+  unsigned int magic; /* LOOM_CONFIG_MAGIC */
+  int blocking;       /* 1 (default): init returns when ready. 0: init may return loomInProgress */
+  int64_t timeoutMs;  /* per-communicator deadline for every wait; <= 0: LOOM_TIMEOUT_MS */
+  const char* transport; /* "shm", "tcp" or NULL (auto / LOOM_TRANSPORT) */
+  const char* commName;  /* name shown in logs; may be NULL */
 } loomConfig_t;
 
 #define LOOM_CONFIG_MAGIC 0x6c6f6f6du

@@ -1,5 +1,6 @@
 // Ring (chain) broadcast: root -> root+1 -> ... -> root-1, pipelined in chunks of chunkBytes, so
-// for large messages every link carries the data once: cost (p - 1 + N/chunk) * (alpha + chunk beta).
+// for large messages every link carries the data once: cost (p - 1 + N/chunk) * (alpha + chunk
+// beta).
 #include "algo/partition.h"
 #include "algo/registry.h"
 

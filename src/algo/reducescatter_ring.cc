@@ -39,8 +39,12 @@ Status buildReduceScatterRing(const CollArgs& a, const Group& g, Schedule* out) 
     for (uint64_t L = 0; L < loops; ++L) {
       Range l = piece(a.count, loops, L);
       const uint64_t bytes = l.count * es;
-      auto inSend = [&](int b) { return sched::BufRef{kBufSend, mod(b, p) * block + l.first * es}; };
-      auto slice = [&](int step) { return sched::BufRef{kBufScratch, scratchAt[L] + (step % 2) * bytes}; };
+      auto inSend = [&](int b) {
+        return sched::BufRef{kBufSend, mod(b, p) * block + l.first * es};
+      };
+      auto slice = [&](int step) {
+        return sched::BufRef{kBufScratch, scratchAt[L] + (step % 2) * bytes};
+      };
       sched::BufRef src = s == 0 ? inSend(r - 1) : slice(s - 1);
       sends[L][s] = out->send(next, src, bytes, {lastReduce[L]});
       const bool last = s == p - 2;

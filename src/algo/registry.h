@@ -17,7 +17,8 @@ using sched::Schedule;
 
 using Builder = Status (*)(const CollArgs&, const Group&, Schedule*);
 
-#define LOOM_ALGO(coll, name, fn) Status fn(const CollArgs& args, const Group& group, Schedule* out);
+#define LOOM_ALGO(coll, name, fn) \
+  Status fn(const CollArgs& args, const Group& group, Schedule* out);
 #include "algo/registry.def"
 #undef LOOM_ALGO
 

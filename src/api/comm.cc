@@ -114,8 +114,8 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
   c->name = opt.name;
   c->timeoutMs = opt.timeoutMs > 0 ? opt.timeoutMs : params::timeoutMs();
   log::setThreadRank(rank);
-  LOOM_CHECK(bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag,
-                                          &c->bootstrap));
+  LOOM_CHECK(
+      bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag, &c->bootstrap));
   c->ids = c->bootstrap->peers();
   LOOM_CHECK(connectTransports(id, opt, c));
   sched::ExecContext& x = c->exec;
@@ -194,8 +194,15 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
   const algo::AlgoInfo* direct = p2p ? algo::algosFor(op.coll).front() : nullptr;
   if (!p2p && d->algo == nullptr)
     return invalidArgument("no algorithm for ", sched::collName(op.coll), ": ", d->source);
-  const ScheduleKey key{p2p ? static_cast<const void*>(direct) : d, static_cast<int>(a.coll), static_cast<int>(a.dtype),
-                        static_cast<int>(a.op), a.root, a.peer, a.inPlace, a.count, a.chunkBytes};
+  const ScheduleKey key{p2p ? static_cast<const void*>(direct) : d,
+                        static_cast<int>(a.coll),
+                        static_cast<int>(a.dtype),
+                        static_cast<int>(a.op),
+                        a.root,
+                        a.peer,
+                        a.inPlace,
+                        a.count,
+                        a.chunkBytes};
   {
     std::lock_guard<std::mutex> g(c->mu);
     auto it = c->cache.find(key);
@@ -291,8 +298,9 @@ Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
       std::shared_ptr<const sched::Schedule> s;
       LOOM_CHECK(scheduleFor(c, o, &s));
       if (ops.size() == 1) {
-        LOOM_CHECK(sched::execute(*s, {const_cast<uint8_t*>(static_cast<const uint8_t*>(o.send)),
-                                       static_cast<uint8_t*>(o.recv), nullptr},
+        LOOM_CHECK(sched::execute(*s,
+                                  {const_cast<uint8_t*>(static_cast<const uint8_t*>(o.send)),
+                                   static_cast<uint8_t*>(o.recv), nullptr},
                                   o.dtype, norm, ctx));
         ran[i] = true;
         break;

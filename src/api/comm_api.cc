@@ -1,7 +1,7 @@
 // C API: versions, errors, unique ids and communicator lifetime.
 #include <algorithm>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <new>
 #include <thread>
 
@@ -25,7 +25,8 @@ loomResult_t fail(loomComm* c, const Status& s) {
   if (c != nullptr && isLiveComm(c)) {
     std::lock_guard<std::mutex> g(c->mu);
     c->lastError = s.message();
-    if (s.code() == Code::kRemoteError || s.code() == Code::kTimeout) c->asyncError = toResult(s.code());
+    if (s.code() == Code::kRemoteError || s.code() == Code::kTimeout)
+      c->asyncError = toResult(s.code());
   }
   return toResult(s.code());
 }
@@ -46,15 +47,24 @@ loomResult_t loomGetVersion(int* version) {
 
 const char* loomGetErrorString(loomResult_t r) {
   switch (r) {
-    case loomSuccess: return "no error";
-    case loomSystemError: return "unhandled system error (run with LOOM_DEBUG=INFO for details)";
-    case loomInternalError: return "internal error - please report this issue to the loom developers";
-    case loomInvalidArgument: return "invalid argument (run with LOOM_DEBUG=WARN for details)";
-    case loomInvalidUsage: return "invalid usage (run with LOOM_DEBUG=WARN for details)";
-    case loomRemoteError: return "remote process exited or there was a network error";
-    case loomInProgress: return "operation in progress";
-    case loomTimeout: return "operation timed out";
-    default: return "unknown result code";
+    case loomSuccess:
+      return "no error";
+    case loomSystemError:
+      return "unhandled system error (run with LOOM_DEBUG=INFO for details)";
+    case loomInternalError:
+      return "internal error - please report this issue to the loom developers";
+    case loomInvalidArgument:
+      return "invalid argument (run with LOOM_DEBUG=WARN for details)";
+    case loomInvalidUsage:
+      return "invalid usage (run with LOOM_DEBUG=WARN for details)";
+    case loomRemoteError:
+      return "remote process exited or there was a network error";
+    case loomInProgress:
+      return "operation in progress";
+    case loomTimeout:
+      return "operation timed out";
+    default:
+      return "unknown result code";
   }
 }
 
@@ -172,7 +182,8 @@ loomResult_t loomCommInitFromEnv(loomComm_t* comm) {
   };
   int rank = -1, nranks = -1;
   if (!readInt({"LOOM_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}, &rank))
-    return fail(nullptr, loom::invalidArgument("rank not found: set LOOM_RANK (or run under mpirun/srun)"));
+    return fail(nullptr,
+                loom::invalidArgument("rank not found: set LOOM_RANK (or run under mpirun/srun)"));
   if (!readInt({"LOOM_NRANKS", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, &nranks))
     return fail(nullptr, loom::invalidArgument("rank count not found: set LOOM_NRANKS"));
   return loomCommInitRank(comm, nranks, id, rank);
@@ -184,7 +195,6 @@ loomResult_t loomCommCount(const loomComm_t comm, int* count) {
   *count = comm->nranks;
   return loomSuccess;
 }
-
 
 loomResult_t loomCommUserRank(const loomComm_t comm, int* rank) {
   if (Status s = usableComm(comm); !s.ok()) return fail(comm, s);
@@ -244,10 +254,13 @@ loomResult_t loomCommSplit(loomComm_t comm, int color, int key, loomComm_t* newc
   if (newcomm == nullptr) return fail(comm, loom::invalidArgument("newcomm is NULL"));
   *newcomm = nullptr;
   if (color < 0 && color != LOOM_SPLIT_NOCOLOR)
-    return fail(comm, loom::invalidArgument("color ", color, " must be >= 0 or LOOM_SPLIT_NOCOLOR"));
+    return fail(comm,
+                loom::invalidArgument("color ", color, " must be >= 0 or LOOM_SPLIT_NOCOLOR"));
   // Everyone learns every (color, key); the first rank of each color (by key, then rank) makes the
   // new id and everyone gathers the ids.
-  struct Entry { int color, key, rank; };
+  struct Entry {
+    int color, key, rank;
+  };
   std::vector<Entry> all(comm->nranks);
   all[comm->rank] = {color, key, comm->rank};
   Status s = comm->bootstrap->allGather(all.data(), sizeof(Entry));

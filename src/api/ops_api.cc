@@ -44,16 +44,21 @@ Status sizes(const OpDesc& o, int p, uint64_t* sendBytes, uint64_t* recvBytes) {
 
 Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
   LOOM_CHECK(loom::api::usableComm(c));
-  if (!loom::validDataType(rawDtype)) return loom::invalidArgument("datatype ", rawDtype, " is not a loomDataType_t");
+  if (!loom::validDataType(rawDtype))
+    return loom::invalidArgument("datatype ", rawDtype, " is not a loomDataType_t");
   if (!loom::validRedOp(rawOp)) return loom::invalidArgument("op ", rawOp, " is not a loomRedOp_t");
   o->dtype = static_cast<loom::DataType>(rawDtype);
   o->op = static_cast<loom::RedOp>(rawOp);
   const int p = c->nranks, r = c->rank;
-  if ((o->coll == CollType::kBroadcast || o->coll == CollType::kReduce) && (o->root < 0 || o->root >= p))
+  if ((o->coll == CollType::kBroadcast || o->coll == CollType::kReduce) &&
+      (o->root < 0 || o->root >= p))
     return loom::invalidArgument("root ", o->root, " is outside [0, ", p, ")");
   if (o->coll == CollType::kSend || o->coll == CollType::kRecv) {
-    if (o->peer < 0 || o->peer >= p) return loom::invalidArgument("peer ", o->peer, " is outside [0, ", p, ")");
-    if (o->peer == r) return loom::invalidArgument("peer ", o->peer, " is this rank (send/recv to self is not supported)");
+    if (o->peer < 0 || o->peer >= p)
+      return loom::invalidArgument("peer ", o->peer, " is outside [0, ", p, ")");
+    if (o->peer == r)
+      return loom::invalidArgument("peer ", o->peer,
+                                   " is this rank (send/recv to self is not supported)");
   }
   uint64_t sb = 0, rb = 0;
   LOOM_CHECK(sizes(*o, p, &sb, &rb));
@@ -62,28 +67,38 @@ Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
                   !(o->coll == CollType::kBroadcast && r != o->root);
   bool needRecv = o->coll != CollType::kSend && o->coll != CollType::kBarrier &&
                   !(o->coll == CollType::kReduce && r != o->root);
-  if (o->count > 0 && needSend && o->send == nullptr) return loom::invalidArgument("sendbuff is NULL");
-  if (o->count > 0 && needRecv && o->recv == nullptr) return loom::invalidArgument("recvbuff is NULL");
+  if (o->count > 0 && needSend && o->send == nullptr)
+    return loom::invalidArgument("sendbuff is NULL");
+  if (o->count > 0 && needRecv && o->recv == nullptr)
+    return loom::invalidArgument("recvbuff is NULL");
   // In place as in NCCL; any other overlap of the two buffers is an error.
   const auto* sp = static_cast<const uint8_t*>(o->send);
   auto* rp = static_cast<uint8_t*>(o->recv);
   switch (o->coll) {
-    case CollType::kAllGather: o->inPlace = sp == rp + r * o->count * es; break;
-    case CollType::kReduceScatter: o->inPlace = rp == sp + r * o->count * es; break;
+    case CollType::kAllGather:
+      o->inPlace = sp == rp + r * o->count * es;
+      break;
+    case CollType::kReduceScatter:
+      o->inPlace = rp == sp + r * o->count * es;
+      break;
     case CollType::kAllReduce:
     case CollType::kBroadcast:
-    case CollType::kReduce: o->inPlace = sp == rp; break;
-    default: o->inPlace = false;
+    case CollType::kReduce:
+      o->inPlace = sp == rp;
+      break;
+    default:
+      o->inPlace = false;
   }
   if (o->inPlace && o->count == 0) o->inPlace = false;
   if (needSend && needRecv && !o->inPlace && overlaps(sp, sb, rp, rb))
-    return loom::invalidArgument("sendbuff and recvbuff overlap but are not in place (",
-                                 loom::sched::collName(o->coll), " in place needs ",
-                                 o->coll == CollType::kAllGather ? "sendbuff == recvbuff + rank*count*size"
-                                 : o->coll == CollType::kReduceScatter ? "recvbuff == sendbuff + rank*recvcount*size"
-                                 : o->coll == CollType::kAllToAll ? "no overlap: in-place all-to-all is not supported"
-                                                                  : "sendbuff == recvbuff",
-                                 ")");
+    return loom::invalidArgument(
+        "sendbuff and recvbuff overlap but are not in place (", loom::sched::collName(o->coll),
+        " in place needs ",
+        o->coll == CollType::kAllGather       ? "sendbuff == recvbuff + rank*count*size"
+        : o->coll == CollType::kReduceScatter ? "recvbuff == sendbuff + rank*recvcount*size"
+        : o->coll == CollType::kAllToAll      ? "no overlap: in-place all-to-all is not supported"
+                                              : "sendbuff == recvbuff",
+        ")");
   return Status();
 }
 
@@ -211,7 +226,8 @@ loomResult_t loomGroupStart(void) {
 }
 
 loomResult_t loomGroupEnd(void) {
-  if (tGroupDepth == 0) return fail(nullptr, loom::invalidUsage("loomGroupEnd without loomGroupStart"));
+  if (tGroupDepth == 0)
+    return fail(nullptr, loom::invalidUsage("loomGroupEnd without loomGroupStart"));
   if (--tGroupDepth > 0) return loomSuccess;
   std::vector<Pending> ops;
   ops.swap(tGroup);
@@ -226,11 +242,13 @@ loomResult_t loomGroupEnd(void) {
     for (size_t j = i; j < ops.size(); ++j) {
       if (ops[j].comm != c) continue;
       if (ops[j].stream != stream)
-        return fail(c, loom::invalidUsage("operations on one communicator in a group must use one stream"));
+        return fail(
+            c, loom::invalidUsage("operations on one communicator in a group must use one stream"));
       mine.push_back(ops[j].op);
       taken[j] = true;
     }
-    if (!loom::api::isLiveComm(c)) return fail(nullptr, loom::invalidUsage("comm destroyed inside a group"));
+    if (!loom::api::isLiveComm(c))
+      return fail(nullptr, loom::invalidUsage("comm destroyed inside a group"));
     c->inFlight++;
     if (stream == nullptr) {
       Status s = loom::api::runOps(c, mine);

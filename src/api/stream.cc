@@ -65,22 +65,24 @@ extern "C" loomResult_t loomStreamCreate(loomStream_t* stream) {
 }
 
 extern "C" loomResult_t loomStreamQuery(loomStream_t s) {
-  if (!isLiveStream(s)) return loom::api::fail(nullptr, loom::invalidArgument("stream is not a live loomStream_t"));
+  if (!isLiveStream(s))
+    return loom::api::fail(nullptr, loom::invalidArgument("stream is not a live loomStream_t"));
   std::lock_guard<std::mutex> g(s->mu);
   if (!s->firstError.ok()) return loom::api::fail(nullptr, s->firstError);
   return s->pending > 0 ? loomInProgress : loomSuccess;
 }
 
 extern "C" loomResult_t loomStreamSynchronize(loomStream_t s, int64_t timeoutMs) {
-  if (!isLiveStream(s)) return loom::api::fail(nullptr, loom::invalidArgument("stream is not a live loomStream_t"));
+  if (!isLiveStream(s))
+    return loom::api::fail(nullptr, loom::invalidArgument("stream is not a live loomStream_t"));
   std::unique_lock<std::mutex> lk(s->mu);
   auto doneFn = [&] { return s->pending == 0; };
   if (timeoutMs < 0) {
     s->idle.wait(lk, doneFn);
   } else if (!s->idle.wait_for(lk, std::chrono::milliseconds(timeoutMs), doneFn)) {
-    return loom::api::fail(nullptr, loom::timeoutError("loomStreamSynchronize: ", s->pending,
-                                                       " operations still pending after ",
-                                                       timeoutMs, " ms"));
+    return loom::api::fail(
+        nullptr, loom::timeoutError("loomStreamSynchronize: ", s->pending,
+                                    " operations still pending after ", timeoutMs, " ms"));
   }
   if (!s->firstError.ok()) return loom::api::fail(nullptr, s->firstError);
   return loomSuccess;

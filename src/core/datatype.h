@@ -25,8 +25,9 @@ constexpr int kNumRedOps = 5;
 
 size_t dtypeSize(DataType dt);
 const char* dtypeName(DataType dt);  // "float32", ... (nccl-tests names: "float", ...) see below
-const char* ncclTestsTypeName(DataType dt);  // int8 uint8 int32 uint32 int64 uint64 half float double bfloat16
-const char* opName(RedOp op);        // "sum", "prod", "max", "min", "avg"
+const char* ncclTestsTypeName(
+    DataType dt);              // int8 uint8 int32 uint32 int64 uint64 half float double bfloat16
+const char* opName(RedOp op);  // "sum", "prod", "max", "min", "avg"
 bool validDataType(int dt);
 bool validRedOp(int op);
 bool isFloat(DataType dt);

@@ -13,10 +13,10 @@ struct PeerIdentity {
   int rank = -1;
   int pid = 0;
   std::string hostname;
-  std::string bootId;       // /proc/sys/kernel/random/boot_id
+  std::string bootId;         // /proc/sys/kernel/random/boot_id
   uint64_t pidNamespace = 0;  // inode of /proc/self/ns/pid
-  std::string address;      // "ip" of the interface the bootstrap chose (tcp transport listens there)
-  int hostIndex = -1;       // equal for ranks on the same host (0..nhosts-1, by first rank)
+  std::string address;  // "ip" of the interface the bootstrap chose (tcp transport listens there)
+  int hostIndex = -1;   // equal for ranks on the same host (0..nhosts-1, by first rank)
 
   bool sameHostAs(const PeerIdentity& o) const {
     return hostname == o.hostname && bootId == o.bootId && pidNamespace == o.pidNamespace;

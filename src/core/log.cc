@@ -35,7 +35,10 @@ Level parseLevel(const std::string& s) {
 }
 
 int parseSubsys(const std::string& s) {
-  struct Name { const char* n; Subsys v; };
+  struct Name {
+    const char* n;
+    Subsys v;
+  };
   static const Name kNames[] = {{"INIT", Subsys::INIT}, {"TOPO", Subsys::TOPO},
                                 {"PLAN", Subsys::PLAN}, {"NET", Subsys::NET},
                                 {"COLL", Subsys::COLL}, {"SIM", Subsys::SIM}};
@@ -44,9 +47,13 @@ int parseSubsys(const std::string& s) {
   std::stringstream ss(exclude ? s.substr(1) : s);
   std::string tok;
   while (std::getline(ss, tok, ',')) {
-    if (tok == "ALL") { mask = exclude ? 0 : ~0; continue; }
+    if (tok == "ALL") {
+      mask = exclude ? 0 : ~0;
+      continue;
+    }
     for (const auto& n : kNames) {
-      if (tok == n.n) mask = exclude ? (mask & ~static_cast<int>(n.v)) : (mask | static_cast<int>(n.v));
+      if (tok == n.n)
+        mask = exclude ? (mask & ~static_cast<int>(n.v)) : (mask | static_cast<int>(n.v));
     }
   }
   return mask;
@@ -66,9 +73,14 @@ void load() {
   if (!file.empty()) {
     std::string path;
     for (size_t i = 0; i < file.size(); ++i) {
-      if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'h') { path += c.host; ++i; }
-      else if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'p') { path += std::to_string(getpid()); ++i; }
-      else path += file[i];
+      if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'h') {
+        path += c.host;
+        ++i;
+      } else if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'p') {
+        path += std::to_string(getpid());
+        ++i;
+      } else
+        path += file[i];
     }
     FILE* f = std::fopen(path.c_str(), "a");
     if (f != nullptr) c.out = f;
@@ -78,10 +90,14 @@ void load() {
 
 const char* levelName(Level l) {
   switch (l) {
-    case Level::kWarn: return "WARN";
-    case Level::kInfo: return "INFO";
-    case Level::kTrace: return "TRACE";
-    default: return "";
+    case Level::kWarn:
+      return "WARN";
+    case Level::kInfo:
+      return "INFO";
+    case Level::kTrace:
+      return "TRACE";
+    default:
+      return "";
   }
 }
 
@@ -96,8 +112,8 @@ bool enabled(Level level, Subsys subsys) {
 
 void write(Level level, Subsys, const std::string& msg) {
   const Config& c = cfg();
-  std::string line = strCat(c.host, ":", getpid(), ":", tRank, " loom ", levelName(level), " ",
-                            msg, "\n");
+  std::string line =
+      strCat(c.host, ":", getpid(), ":", tRank, " loom ", levelName(level), " ", msg, "\n");
   std::fwrite(line.data(), 1, line.size(), c.out);
   std::fflush(c.out);
 }

@@ -25,10 +25,20 @@ int64_t parseInt(const char* env, int64_t def) {
   }
   // Accept k/m/g suffixes for sizes.
   switch (*end) {
-    case 'k': case 'K': x <<= 10; break;
-    case 'm': case 'M': x <<= 20; break;
-    case 'g': case 'G': x <<= 30; break;
-    default: break;
+    case 'k':
+    case 'K':
+      x <<= 10;
+      break;
+    case 'm':
+    case 'M':
+      x <<= 20;
+      break;
+    case 'g':
+    case 'G':
+      x <<= 30;
+      break;
+    default:
+      break;
   }
   return x;
 }
@@ -40,27 +50,27 @@ std::string parseStr(const char* env, const char* def) {
 
 }  // namespace
 
-#define LOOM_PARAM_INT(name, env, def, help)            \
-  int64_t name() {                                      \
-    static int gen = -1;                                \
-    static int64_t cached;                              \
-    std::lock_guard<std::recursive_mutex> g(mu());                \
-    if (gen != generation) {                            \
-      cached = parseInt(env, def);                      \
-      gen = generation;                                 \
-    }                                                   \
-    return cached;                                      \
+#define LOOM_PARAM_INT(name, env, def, help)       \
+  int64_t name() {                                 \
+    static int gen = -1;                           \
+    static int64_t cached;                         \
+    std::lock_guard<std::recursive_mutex> g(mu()); \
+    if (gen != generation) {                       \
+      cached = parseInt(env, def);                 \
+      gen = generation;                            \
+    }                                              \
+    return cached;                                 \
   }
-#define LOOM_PARAM_STR(name, env, def, help)            \
-  std::string name() {                                  \
-    static int gen = -1;                                \
-    static std::string cached;                          \
-    std::lock_guard<std::recursive_mutex> g(mu());                \
-    if (gen != generation) {                            \
-      cached = parseStr(env, def);                      \
-      gen = generation;                                 \
-    }                                                   \
-    return cached;                                      \
+#define LOOM_PARAM_STR(name, env, def, help)       \
+  std::string name() {                             \
+    static int gen = -1;                           \
+    static std::string cached;                     \
+    std::lock_guard<std::recursive_mutex> g(mu()); \
+    if (gen != generation) {                       \
+      cached = parseStr(env, def);                 \
+      gen = generation;                            \
+    }                                              \
+    return cached;                                 \
   }
 #include "core/params.def"
 #undef LOOM_PARAM_INT
@@ -69,7 +79,8 @@ std::string parseStr(const char* env, const char* def) {
 std::vector<ParamInfo> all() {
   std::vector<ParamInfo> out;
 #define LOOM_PARAM_INT(name, env, def, help) \
-  out.push_back({env, "int", std::to_string(static_cast<int64_t>(def)), std::to_string(name()), help});
+  out.push_back(                             \
+      {env, "int", std::to_string(static_cast<int64_t>(def)), std::to_string(name()), help});
 #define LOOM_PARAM_STR(name, env, def, help) out.push_back({env, "string", def, name(), help});
 #include "core/params.def"
 #undef LOOM_PARAM_INT

@@ -1,4 +1,5 @@
-// Typed accessors for the parameter table in params.def. The only getenv in loom lives in params.cc.
+// Typed accessors for the parameter table in params.def. The only getenv in loom lives in
+// params.cc.
 #pragma once
 
 #include <cstdint>

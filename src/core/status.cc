@@ -6,14 +6,22 @@ namespace loom {
 
 const char* codeName(Code c) {
   switch (c) {
-    case Code::kOk: return "success";
-    case Code::kSystemError: return "system error";
-    case Code::kInternalError: return "internal error";
-    case Code::kInvalidArgument: return "invalid argument";
-    case Code::kInvalidUsage: return "invalid usage";
-    case Code::kRemoteError: return "remote error";
-    case Code::kInProgress: return "in progress";
-    case Code::kTimeout: return "timeout";
+    case Code::kOk:
+      return "success";
+    case Code::kSystemError:
+      return "system error";
+    case Code::kInternalError:
+      return "internal error";
+    case Code::kInvalidArgument:
+      return "invalid argument";
+    case Code::kInvalidUsage:
+      return "invalid usage";
+    case Code::kRemoteError:
+      return "remote error";
+    case Code::kInProgress:
+      return "in progress";
+    case Code::kTimeout:
+      return "timeout";
   }
   return "unknown";
 }

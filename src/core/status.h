@@ -75,8 +75,8 @@ Status errnoStatus(const std::string& what, int err);
 
 }  // namespace loom
 
-#define LOOM_CHECK(expr)                  \
-  do {                                    \
-    ::loom::Status loom_s_ = (expr);      \
-    if (!loom_s_.ok()) return loom_s_;    \
+#define LOOM_CHECK(expr)               \
+  do {                                 \
+    ::loom::Status loom_s_ = (expr);   \
+    if (!loom_s_.ok()) return loom_s_; \
   } while (0)

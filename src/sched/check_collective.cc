@@ -11,16 +11,56 @@ namespace {
 
 void storeValue(uint8_t* p, DataType dt, int v) {
   switch (dt) {
-    case DataType::kInt8: { int8_t x = static_cast<int8_t>(v); std::memcpy(p, &x, 1); break; }
-    case DataType::kUint8: { uint8_t x = static_cast<uint8_t>(v); std::memcpy(p, &x, 1); break; }
-    case DataType::kInt32: { int32_t x = v; std::memcpy(p, &x, 4); break; }
-    case DataType::kUint32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(p, &x, 4); break; }
-    case DataType::kInt64: { int64_t x = v; std::memcpy(p, &x, 8); break; }
-    case DataType::kUint64: { uint64_t x = static_cast<uint64_t>(v); std::memcpy(p, &x, 8); break; }
-    case DataType::kFloat16: { uint16_t x = kernels::floatToHalf(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
-    case DataType::kBfloat16: { uint16_t x = kernels::floatToBf16(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
-    case DataType::kFloat32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
-    case DataType::kFloat64: { double x = v; std::memcpy(p, &x, 8); break; }
+    case DataType::kInt8: {
+      int8_t x = static_cast<int8_t>(v);
+      std::memcpy(p, &x, 1);
+      break;
+    }
+    case DataType::kUint8: {
+      uint8_t x = static_cast<uint8_t>(v);
+      std::memcpy(p, &x, 1);
+      break;
+    }
+    case DataType::kInt32: {
+      int32_t x = v;
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case DataType::kUint32: {
+      uint32_t x = static_cast<uint32_t>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case DataType::kInt64: {
+      int64_t x = v;
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case DataType::kUint64: {
+      uint64_t x = static_cast<uint64_t>(v);
+      std::memcpy(p, &x, 8);
+      break;
+    }
+    case DataType::kFloat16: {
+      uint16_t x = kernels::floatToHalf(static_cast<float>(v));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case DataType::kBfloat16: {
+      uint16_t x = kernels::floatToBf16(static_cast<float>(v));
+      std::memcpy(p, &x, 2);
+      break;
+    }
+    case DataType::kFloat32: {
+      float x = static_cast<float>(v);
+      std::memcpy(p, &x, 4);
+      break;
+    }
+    case DataType::kFloat64: {
+      double x = v;
+      std::memcpy(p, &x, 8);
+      break;
+    }
   }
 }
 
@@ -42,10 +82,14 @@ struct Layout {
 Layout layoutOf(const CollArgs& a, int p) {
   const uint64_t n = a.count, P = static_cast<uint64_t>(p);
   switch (a.coll) {
-    case CollType::kAllGather: return {n, n * P};
-    case CollType::kReduceScatter: return {n * P, n};
-    case CollType::kAllToAll: return {n * P, n * P};
-    default: return {n, n};
+    case CollType::kAllGather:
+      return {n, n * P};
+    case CollType::kReduceScatter:
+      return {n * P, n};
+    case CollType::kAllToAll:
+      return {n * P, n * P};
+    default:
+      return {n, n};
   }
 }
 
@@ -106,12 +150,16 @@ Status checkCollective(const BuildFn& build, const CollArgs& args, int nranks,
     const uint8_t* got = run.buffers[r][kBufRecv];
     std::vector<uint8_t> want;
     switch (args.coll) {
-      case CollType::kAllReduce: want = reduced; break;
+      case CollType::kAllReduce:
+        want = reduced;
+        break;
       case CollType::kReduce:
         if (r != args.root) continue;
         want = reduced;
         break;
-      case CollType::kBroadcast: want = inputs[args.root]; break;
+      case CollType::kBroadcast:
+        want = inputs[args.root];
+        break;
       case CollType::kReduceScatter:
         want.assign(reduced.begin() + r * lay.recvElems * es,
                     reduced.begin() + (r + 1) * lay.recvElems * es);
@@ -124,12 +172,13 @@ Status checkCollective(const BuildFn& build, const CollArgs& args, int nranks,
           want.insert(want.end(), inputs[q].begin() + r * args.count * es,
                       inputs[q].begin() + (r + 1) * args.count * es);
         break;
-      default: continue;
+      default:
+        continue;
     }
     for (size_t b = 0; b < want.size(); ++b) {
       if (got[b] != want[b])
-        return internalError(run.schedules[r].algo, " ", collName(args.coll), " p=", p, " count=",
-                             args.count, " ", dtypeName(args.dtype), " ", opName(op),
+        return internalError(run.schedules[r].algo, " ", collName(args.coll), " p=", p,
+                             " count=", args.count, " ", dtypeName(args.dtype), " ", opName(op),
                              args.inPlace ? " in-place" : "", ": rank ", r, " element ", b / es,
                              " differs");
     }

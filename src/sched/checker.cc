@@ -14,8 +14,8 @@ namespace loom::sched {
 namespace {
 
 struct RankState {
-  std::vector<uint8_t> done;     // per step
-  std::vector<uint8_t> posted;   // sends waiting for their receive
+  std::vector<uint8_t> done;    // per step
+  std::vector<uint8_t> posted;  // sends waiting for their receive
   std::vector<uint32_t> depsLeft;
   size_t finished = 0;
 };
@@ -45,8 +45,8 @@ struct Sim {
 
   Status checkStep(int r, int i) {
     const Step& s = run->schedules[r].steps[i];
-    bool readsSrc = s.op == OpKind::kSend || s.op == OpKind::kRecvReduce ||
-                    s.op == OpKind::kCopy || s.op == OpKind::kReduce;
+    bool readsSrc = s.op == OpKind::kSend || s.op == OpKind::kRecvReduce || s.op == OpKind::kCopy ||
+                    s.op == OpKind::kReduce;
     bool writesDst = s.op != OpKind::kSend;
     if (readsSrc) LOOM_CHECK(bounds(r, i, s.src, s.bytes));
     if (writesDst) LOOM_CHECK(bounds(r, i, s.dst, s.bytes));
@@ -105,8 +105,8 @@ struct Sim {
         int si = sq.front();
         const Step& ss = run->schedules[s.peer].steps[si];
         if (ss.bytes != s.bytes)
-          return internalError("rank ", s.peer, " step ", si, " sends ", ss.bytes, " bytes but rank ",
-                               r, " step ", i, " receives ", s.bytes);
+          return internalError("rank ", s.peer, " step ", si, " sends ", ss.bytes,
+                               " bytes but rank ", r, " step ", i, " receives ", s.bytes);
         const uint8_t* in = ptr(s.peer, ss.src);
         if (s.op == OpKind::kRecv) {
           std::memmove(ptr(r, s.dst), in, s.bytes);
@@ -135,7 +135,8 @@ Status runInMemory(MemoryRun* run) {
   sim.run = run;
   sim.p = static_cast<int>(run->schedules.size());
   const int p = sim.p;
-  if (run->buffers.size() != static_cast<size_t>(p) || run->bufferBytes.size() != static_cast<size_t>(p))
+  if (run->buffers.size() != static_cast<size_t>(p) ||
+      run->bufferBytes.size() != static_cast<size_t>(p))
     return invalidArgument("runInMemory: buffers/bufferBytes need one entry per rank");
   sim.st.resize(p);
   sim.scratch.resize(p);

@@ -1,11 +1,11 @@
 #include "sched/executor.h"
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <deque>
-#include <string>
 #include <memory>
+#include <string>
 
 #include "kernels/reduce.h"
 
@@ -37,9 +37,20 @@ class Run {
  public:
   Run(const Schedule& s, std::vector<uint8_t*>& bufs, DataType dt, RedOp op, const ExecContext& c,
       Storage& st)
-      : s_(s), bufs_(bufs), dt_(dt), op_(op), ctx_(c), depsLeft_(st.depsLeft),
-        outBegin_(st.outBegin), outEdges_(st.outEdges), fill_(st.fill), req_(st.req),
-        lanes_(st.lanes), lanesUsed_(st.lanesUsed), laneOf_(st.laneOf), localReady_(st.localReady) {}
+      : s_(s),
+        bufs_(bufs),
+        dt_(dt),
+        op_(op),
+        ctx_(c),
+        depsLeft_(st.depsLeft),
+        outBegin_(st.outBegin),
+        outEdges_(st.outEdges),
+        fill_(st.fill),
+        req_(st.req),
+        lanes_(st.lanes),
+        lanesUsed_(st.lanesUsed),
+        laneOf_(st.laneOf),
+        localReady_(st.localReady) {}
 
   Status go();
 
@@ -230,7 +241,8 @@ Status Run::go() {
         }
         lanesUsed_ += 2;
       }
-      lanes_[laneOf_[st.peer] + (st.op == OpKind::kSend ? 0 : 1)].steps.push_back(static_cast<int>(i));
+      lanes_[laneOf_[st.peer] + (st.op == OpKind::kSend ? 0 : 1)].steps.push_back(
+          static_cast<int>(i));
     } else if (depsLeft_[i] == 0) {
       localReady_.push_back(static_cast<int>(i));
     }

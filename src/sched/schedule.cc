@@ -6,26 +6,40 @@ namespace loom::sched {
 
 const char* opKindName(OpKind k) {
   switch (k) {
-    case OpKind::kSend: return "send";
-    case OpKind::kRecv: return "recv";
-    case OpKind::kRecvReduce: return "recvreduce";
-    case OpKind::kCopy: return "copy";
-    case OpKind::kReduce: return "reduce";
+    case OpKind::kSend:
+      return "send";
+    case OpKind::kRecv:
+      return "recv";
+    case OpKind::kRecvReduce:
+      return "recvreduce";
+    case OpKind::kCopy:
+      return "copy";
+    case OpKind::kReduce:
+      return "reduce";
   }
   return "?";
 }
 
 const char* collName(CollType c) {
   switch (c) {
-    case CollType::kAllReduce: return "allreduce";
-    case CollType::kBroadcast: return "broadcast";
-    case CollType::kReduce: return "reduce";
-    case CollType::kAllGather: return "allgather";
-    case CollType::kReduceScatter: return "reducescatter";
-    case CollType::kAllToAll: return "alltoall";
-    case CollType::kSend: return "send";
-    case CollType::kRecv: return "recv";
-    case CollType::kBarrier: return "barrier";
+    case CollType::kAllReduce:
+      return "allreduce";
+    case CollType::kBroadcast:
+      return "broadcast";
+    case CollType::kReduce:
+      return "reduce";
+    case CollType::kAllGather:
+      return "allgather";
+    case CollType::kReduceScatter:
+      return "reducescatter";
+    case CollType::kAllToAll:
+      return "alltoall";
+    case CollType::kSend:
+      return "send";
+    case CollType::kRecv:
+      return "recv";
+    case CollType::kBarrier:
+      return "barrier";
   }
   return "?";
 }

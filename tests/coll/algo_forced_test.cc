@@ -20,12 +20,23 @@ std::string runColl(CollType coll, loomComm_t comm, int rank, int p) {
           e = allReduce(comm, rank, p, n, loomFloat32, loomSum, inPlace);
           if (e.empty()) e = allReduce(comm, rank, p, n, loomInt32, loomMax, inPlace);
           break;
-        case CollType::kBroadcast: e = broadcast(comm, rank, p, n, inPlace); break;
-        case CollType::kReduce: e = reduce(comm, rank, p, n, inPlace); break;
-        case CollType::kAllGather: e = allGather(comm, rank, p, n, inPlace); break;
-        case CollType::kReduceScatter: e = reduceScatter(comm, rank, p, n, inPlace); break;
-        case CollType::kAllToAll: e = inPlace ? "" : allToAll(comm, rank, p, n); break;
-        default: break;
+        case CollType::kBroadcast:
+          e = broadcast(comm, rank, p, n, inPlace);
+          break;
+        case CollType::kReduce:
+          e = reduce(comm, rank, p, n, inPlace);
+          break;
+        case CollType::kAllGather:
+          e = allGather(comm, rank, p, n, inPlace);
+          break;
+        case CollType::kReduceScatter:
+          e = reduceScatter(comm, rank, p, n, inPlace);
+          break;
+        case CollType::kAllToAll:
+          e = inPlace ? "" : allToAll(comm, rank, p, n);
+          break;
+        default:
+          break;
       }
       if (!e.empty()) return e + " (n=" + std::to_string(n) + (inPlace ? ", in place)" : ")");
     }
@@ -48,9 +59,9 @@ TEST_P(ForcedAlgo, ExactForRankCounts) {
     opt.transport = prm.transport;
     opt.env = {{"LOOM_ALGO", std::string(sched::collName(prm.coll)) + ":" + prm.algo}};
     const CollType coll = prm.coll;
-    auto res = runRanks(p, [coll](int rank, int np, loomComm_t comm) {
-      return runColl(coll, comm, rank, np);
-    }, opt);
+    auto res = runRanks(
+        p, [coll](int rank, int np, loomComm_t comm) { return runColl(coll, comm, rank, np); },
+        opt);
     ASSERT_EQ(failures(res), "") << "p=" << p;
   }
 }
@@ -65,11 +76,10 @@ std::vector<Param> params() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, ForcedAlgo, ::testing::ValuesIn(params()),
-                         [](const auto& info) {
-                           return std::string(sched::collName(info.param.coll)) + "_" +
-                                  info.param.algo + "_" + info.param.transport;
-                         });
+INSTANTIATE_TEST_SUITE_P(Registry, ForcedAlgo, ::testing::ValuesIn(params()), [](const auto& info) {
+  return std::string(sched::collName(info.param.coll)) + "_" + info.param.algo + "_" +
+         info.param.transport;
+});
 
 }  // namespace
 }  // namespace loom::testing

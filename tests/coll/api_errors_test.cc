@@ -10,13 +10,13 @@
 namespace loom::testing {
 namespace {
 
-#define EXPECT_FAILS(call, code, word)                                             \
-  do {                                                                             \
-    loomResult_t r_ = (call);                                                      \
+#define EXPECT_FAILS(call, code, word)                                                   \
+  do {                                                                                   \
+    loomResult_t r_ = (call);                                                            \
     if (r_ != (code)) return std::string(#call) + " returned " + loomGetErrorString(r_); \
-    std::string m_ = loomGetLastError(comm);                                       \
-    if (m_.find(word) == std::string::npos)                                        \
-      return std::string(#call) + " message '" + m_ + "' does not name " + word;   \
+    std::string m_ = loomGetLastError(comm);                                             \
+    if (m_.find(word) == std::string::npos)                                              \
+      return std::string(#call) + " message '" + m_ + "' does not name " + word;         \
   } while (0)
 
 TEST(ApiErrors, NoCommunicatorNeeded) {
@@ -47,9 +47,11 @@ std::string badArgs(int rank, int p, loomComm_t comm) {
                loomInvalidArgument, "sendbuff");
   EXPECT_FAILS(loomAllReduce(a.data(), nullptr, 4, loomFloat32, loomSum, comm, nullptr),
                loomInvalidArgument, "recvbuff");
-  EXPECT_FAILS(loomAllReduce(a.data(), b.data(), 4, static_cast<loomDataType_t>(42), loomSum, comm, nullptr),
-               loomInvalidArgument, "datatype");
-  EXPECT_FAILS(loomAllReduce(a.data(), b.data(), 4, loomFloat32, static_cast<loomRedOp_t>(-1), comm, nullptr),
+  EXPECT_FAILS(
+      loomAllReduce(a.data(), b.data(), 4, static_cast<loomDataType_t>(42), loomSum, comm, nullptr),
+      loomInvalidArgument, "datatype");
+  EXPECT_FAILS(loomAllReduce(a.data(), b.data(), 4, loomFloat32, static_cast<loomRedOp_t>(-1), comm,
+                             nullptr),
                loomInvalidArgument, "op");
   EXPECT_FAILS(loomAllReduce(a.data(), b.data(), SIZE_MAX / 2, loomFloat32, loomSum, comm, nullptr),
                loomInvalidArgument, "overflows");
@@ -59,8 +61,10 @@ std::string badArgs(int rank, int p, loomComm_t comm) {
                loomInvalidArgument, "root");
   EXPECT_FAILS(loomReduce(a.data(), b.data(), 4, loomFloat32, loomSum, -1, comm, nullptr),
                loomInvalidArgument, "root");
-  EXPECT_FAILS(loomSend(a.data(), 4, loomFloat32, p + 3, comm, nullptr), loomInvalidArgument, "peer");
-  EXPECT_FAILS(loomRecv(a.data(), 4, loomFloat32, rank, comm, nullptr), loomInvalidArgument, "peer");
+  EXPECT_FAILS(loomSend(a.data(), 4, loomFloat32, p + 3, comm, nullptr), loomInvalidArgument,
+               "peer");
+  EXPECT_FAILS(loomRecv(a.data(), 4, loomFloat32, rank, comm, nullptr), loomInvalidArgument,
+               "peer");
   EXPECT_FAILS(loomAllGather(a.data(), a.data() + 1, 4, loomFloat32, comm, nullptr),
                loomInvalidArgument, "overlap");
   EXPECT_FAILS(loomAllReduce(a.data(), b.data(), 4, loomFloat32, loomSum, comm,
@@ -74,9 +78,7 @@ std::string badArgs(int rank, int p, loomComm_t comm) {
   return "";
 }
 
-TEST(ApiErrors, BadArgumentsOnALiveCommunicator) {
-  EXPECT_EQ(failures(runRanks(2, badArgs)), "");
-}
+TEST(ApiErrors, BadArgumentsOnALiveCommunicator) { EXPECT_EQ(failures(runRanks(2, badArgs)), ""); }
 
 TEST(ApiErrors, UseAfterDestroyIsReported) {
   auto res = runRanks(1, [](int, int, loomComm_t) -> std::string {
@@ -103,12 +105,15 @@ namespace {
 TEST(ApiErrors, UnknownForcedAlgorithmIsAnErrorNotAFallback) {
   RankOptions opt;
   opt.env = {{"LOOM_ALGO", "allreduce:nosuch"}};
-  auto res = runRanks(2, [](int, int, loomComm_t comm) -> std::string {
-    float v = 1, s = 0;
-    EXPECT_FAILS(loomAllReduce(&v, &s, 1, loomFloat32, loomSum, comm, nullptr),
-                 loomInvalidArgument, "nosuch");
-    return "";
-  }, opt);
+  auto res = runRanks(
+      2,
+      [](int, int, loomComm_t comm) -> std::string {
+        float v = 1, s = 0;
+        EXPECT_FAILS(loomAllReduce(&v, &s, 1, loomFloat32, loomSum, comm, nullptr),
+                     loomInvalidArgument, "nosuch");
+        return "";
+      },
+      opt);
   EXPECT_EQ(failures(res), "");
 }
 

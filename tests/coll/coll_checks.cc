@@ -20,8 +20,8 @@ std::string allReduce(loomComm_t comm, int rank, int p, uint64_t n, loomDataType
   } else {
     LOOM_TRY(loomAllReduce(send.data(), recv.data(), n, dt, op, comm, nullptr));
   }
-  return compare(recv.data(), n, dt, [&](uint64_t i) { return expectedReduced(op, p, i, dt); },
-                 "allreduce");
+  return compare(
+      recv.data(), n, dt, [&](uint64_t i) { return expectedReduced(op, p, i, dt); }, "allreduce");
 }
 
 std::string broadcast(loomComm_t comm, int rank, int p, uint64_t n, bool inPlace) {
@@ -31,7 +31,8 @@ std::string broadcast(loomComm_t comm, int rank, int p, uint64_t n, bool inPlace
   fillInput(send.data(), n, dt, loomSum, rank, 0);
   void* r = inPlace ? send.data() : recv.data();
   LOOM_TRY(loomBroadcast(send.data(), r, n, dt, root, comm, nullptr));
-  return compare(r, n, dt, [&](uint64_t i) { return inputValue(loomSum, root, i); }, "broadcast");
+  return compare(
+      r, n, dt, [&](uint64_t i) { return inputValue(loomSum, root, i); }, "broadcast");
 }
 
 std::string reduce(loomComm_t comm, int rank, int p, uint64_t n, bool inPlace) {
@@ -42,7 +43,8 @@ std::string reduce(loomComm_t comm, int rank, int p, uint64_t n, bool inPlace) {
   void* r = inPlace ? send.data() : recv.data();
   LOOM_TRY(loomReduce(send.data(), r, n, dt, loomMax, root, comm, nullptr));
   if (rank != root) return "";
-  return compare(r, n, dt, [&](uint64_t i) { return expectedReduced(loomMax, p, i, dt); }, "reduce");
+  return compare(
+      r, n, dt, [&](uint64_t i) { return expectedReduced(loomMax, p, i, dt); }, "reduce");
 }
 
 std::string allGather(loomComm_t comm, int rank, int p, uint64_t n, bool inPlace) {
@@ -55,9 +57,9 @@ std::string allGather(loomComm_t comm, int rank, int p, uint64_t n, bool inPlace
     s = recv.data() + rank * n;
   }
   LOOM_TRY(loomAllGather(s, recv.data(), n, dt, comm, nullptr));
-  return compare(recv.data(), n * p, dt,
-                 [&](uint64_t i) { return inputValue(loomSum, static_cast<int>(i / n), i % n); },
-                 "allgather");
+  return compare(
+      recv.data(), n * p, dt,
+      [&](uint64_t i) { return inputValue(loomSum, static_cast<int>(i / n), i % n); }, "allgather");
 }
 
 std::string reduceScatter(loomComm_t comm, int rank, int p, uint64_t n, bool inPlace) {
@@ -67,8 +69,9 @@ std::string reduceScatter(loomComm_t comm, int rank, int p, uint64_t n, bool inP
   fillInput(send.data(), n * p, dt, loomSum, rank, 0);
   void* r = inPlace ? send.data() + rank * n * es : recv.data();
   LOOM_TRY(loomReduceScatter(send.data(), r, n, dt, loomSum, comm, nullptr));
-  return compare(r, n, dt, [&](uint64_t i) { return expectedReduced(loomSum, p, rank * n + i, dt); },
-                 "reducescatter");
+  return compare(
+      r, n, dt, [&](uint64_t i) { return expectedReduced(loomSum, p, rank * n + i, dt); },
+      "reducescatter");
 }
 
 std::string allToAll(loomComm_t comm, int rank, int p, uint64_t n) {
@@ -77,9 +80,10 @@ std::string allToAll(loomComm_t comm, int rank, int p, uint64_t n) {
   fillInput(send.data(), n * p, dt, loomSum, rank, 0);
   LOOM_TRY(loomAllToAll(send.data(), recv.data(), n, dt, comm, nullptr));
   // Block j of our output is block `rank` of rank j's input.
-  return compare(recv.data(), n * p, dt,
-                 [&](uint64_t i) { return inputValue(loomSum, static_cast<int>(i / n), rank * n + i % n); },
-                 "alltoall");
+  return compare(
+      recv.data(), n * p, dt,
+      [&](uint64_t i) { return inputValue(loomSum, static_cast<int>(i / n), rank * n + i % n); },
+      "alltoall");
 }
 
 std::string sendRecvRing(loomComm_t comm, int rank, int p, uint64_t n) {
@@ -92,7 +96,8 @@ std::string sendRecvRing(loomComm_t comm, int rank, int p, uint64_t n) {
   LOOM_TRY(loomRecv(recv.data(), n, dt, (rank + p - 1) % p, comm, nullptr));
   LOOM_TRY(loomGroupEnd());
   int from = (rank + p - 1) % p;
-  return compare(recv.data(), n, dt, [&](uint64_t i) { return inputValue(loomSum, from, i); }, "sendrecv");
+  return compare(
+      recv.data(), n, dt, [&](uint64_t i) { return inputValue(loomSum, from, i); }, "sendrecv");
 }
 
 std::string streamAndGroup(loomComm_t comm, int rank, int p, uint64_t n) {
@@ -110,11 +115,13 @@ std::string streamAndGroup(loomComm_t comm, int rank, int p, uint64_t n) {
   LOOM_TRY(loomStreamSynchronize(stream, 60000));
   LOOM_TRY(loomStreamQuery(stream));
   LOOM_TRY(loomStreamDestroy(stream));
-  std::string e = compare(a.data(), n, loomInt32,
-                          [&](uint64_t i) { return expectedReduced(loomAvg, p, i, loomInt32); }, "avg int32");
+  std::string e = compare(
+      a.data(), n, loomInt32, [&](uint64_t i) { return expectedReduced(loomAvg, p, i, loomInt32); },
+      "avg int32");
   if (!e.empty()) return e;
-  return compare(b.data(), n, loomFloat16,
-                 [&](uint64_t i) { return expectedReduced(loomSum, p, i, loomFloat16); }, "sum half");
+  return compare(
+      b.data(), n, loomFloat16,
+      [&](uint64_t i) { return expectedReduced(loomSum, p, i, loomFloat16); }, "sum half");
 }
 
 }  // namespace loom::testing

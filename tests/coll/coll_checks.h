@@ -21,10 +21,9 @@ std::string streamAndGroup(loomComm_t comm, int rank, int p, uint64_t n);
 
 }  // namespace loom::testing
 
-#define LOOM_TRY(call)                                                                   \
-  do {                                                                                   \
-    loomResult_t r_ = (call);                                                            \
-    if (r_ != loomSuccess)                                                               \
-      return std::string(#call) + " -> " + loomGetErrorString(r_) + ": " +              \
-             loomGetLastError(comm);                                                     \
+#define LOOM_TRY(call)                                                                             \
+  do {                                                                                             \
+    loomResult_t r_ = (call);                                                                      \
+    if (r_ != loomSuccess)                                                                         \
+      return std::string(#call) + " -> " + loomGetErrorString(r_) + ": " + loomGetLastError(comm); \
   } while (0)

@@ -1,7 +1,6 @@
 // Every collective through the public API in real multi-process runs, over shm and tcp, for
 // p in {1, 2, 3, 4, 5, 8}, in place and out of place, with inputs whose results are known exactly.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstring>
@@ -23,9 +22,9 @@ std::string everything(int rank, int p, loomComm_t comm) {
         std::string e = allReduce(comm, rank, p, n, dt, op, inPlace);
         if (!e.empty()) return e + tag;
       }
-      for (std::string e : {broadcast(comm, rank, p, n, inPlace), reduce(comm, rank, p, n, inPlace),
-                            allGather(comm, rank, p, n, inPlace),
-                            reduceScatter(comm, rank, p, n, inPlace)})
+      for (std::string e :
+           {broadcast(comm, rank, p, n, inPlace), reduce(comm, rank, p, n, inPlace),
+            allGather(comm, rank, p, n, inPlace), reduceScatter(comm, rank, p, n, inPlace)})
         if (!e.empty()) return e + tag;
     }
     for (std::string e : {allToAll(comm, rank, p, n), sendRecvRing(comm, rank, p, n),

@@ -20,7 +20,8 @@ double expectedReduced(loomRedOp_t op, int p, uint64_t i, loomDataType_t dt);
 double load(const void* buf, uint64_t i, loomDataType_t dt);
 // Compares n elements with want(i); returns "" or a description of the first mismatch.
 template <typename F>
-std::string compare(const void* buf, uint64_t n, loomDataType_t dt, F want, const std::string& what) {
+std::string compare(const void* buf, uint64_t n, loomDataType_t dt, F want,
+                    const std::string& what) {
   for (uint64_t i = 0; i < n; ++i) {
     double got = load(buf, i, dt), w = want(i);
     if (got != w)

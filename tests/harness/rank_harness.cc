@@ -53,7 +53,8 @@ bool readAll(int fd, void* p, size_t n) {
   loomComm_t comm = nullptr;
   loomResult_t r = loomCommInitRankConfig(&comm, nranks, id, rank, &cfg);
   if (r != loomSuccess) {
-    std::string m = std::string("init: ") + loomGetErrorString(r) + ": " + loomGetLastError(nullptr);
+    std::string m =
+        std::string("init: ") + loomGetErrorString(r) + ": " + loomGetLastError(nullptr);
     writeAll(reportFd, m.data(), m.size());
     _exit(5);
   }

@@ -12,16 +12,16 @@
 namespace loom::testing {
 
 struct RankOptions {
-  std::string transport;      // "", "shm", "tcp"
-  int64_t commTimeoutMs = 0;  // loomConfig_t.timeoutMs (0: default)
+  std::string transport;         // "", "shm", "tcp"
+  int64_t commTimeoutMs = 0;     // loomConfig_t.timeoutMs (0: default)
   int64_t killAfterMs = 120000;  // the harness kills every rank after this (a hang fails the test)
   std::vector<std::pair<std::string, std::string>> env;  // set in each rank before anything else
 };
 
 struct RankResult {
-  int exitCode = -1;   // -1: killed by a signal
+  int exitCode = -1;  // -1: killed by a signal
   int signal = 0;
-  std::string message; // what the rank wrote to its report pipe
+  std::string message;  // what the rank wrote to its report pipe
 };
 
 // Body: returns "" on success, else a failure message. `report` may be used for extra text.

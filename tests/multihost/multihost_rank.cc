@@ -10,13 +10,13 @@
 
 #include "loom/loom.h"
 
-#define CHECK(call)                                                                          \
-  do {                                                                                       \
-    loomResult_t r_ = (call);                                                                \
-    if (r_ != loomSuccess) {                                                                 \
-      std::fprintf(stderr, "rank %d: %s: %s\n", rank, #call, loomGetLastError(nullptr));      \
-      return 1;                                                                              \
-    }                                                                                        \
+#define CHECK(call)                                                                      \
+  do {                                                                                   \
+    loomResult_t r_ = (call);                                                            \
+    if (r_ != loomSuccess) {                                                             \
+      std::fprintf(stderr, "rank %d: %s: %s\n", rank, #call, loomGetLastError(nullptr)); \
+      return 1;                                                                          \
+    }                                                                                    \
   } while (0)
 
 int main() {
@@ -45,7 +45,8 @@ int main() {
   for (size_t i = 0; i < n; ++i) a[i] = rank * 3 + static_cast<int>(i % 97);
   CHECK(loomAllReduce(a.data(), b.data(), n, loomInt32, loomSum, comm, nullptr));
   long wrong = 0;
-  for (size_t i = 0; i < n; ++i) wrong += b[i] != 3 * p * (p - 1) / 2 + p * static_cast<int>(i % 97);
+  for (size_t i = 0; i < n; ++i)
+    wrong += b[i] != 3 * p * (p - 1) / 2 + p * static_cast<int>(i % 97);
   std::vector<int> mine(1000, rank);
   CHECK(loomAllGather(mine.data(), g.data(), 1000, loomInt32, comm, nullptr));
   for (int i = 0; i < p * 1000; ++i) wrong += g[i] != i / 1000;

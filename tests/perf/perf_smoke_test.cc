@@ -134,7 +134,7 @@ TEST(PerfDriver, RejectsUnknownFlagsWithStatus2) {
 
 TEST(PerfDriver, AllTypesAndOpsCheckExactly) {
   CmdResult run = runCommand(driver("all_reduce") +
-                       " --ranks 3 --timeout 120 -b 64 -e 4K -f 4 -n 2 -d all -o all");
+                             " --ranks 3 --timeout 120 -b 64 -e 4K -f 4 -n 2 -d all -o all");
   ASSERT_EQ(run.status, 0) << run.out;
   std::vector<Row> rows;
   double avg = 0;

@@ -23,8 +23,8 @@ TEST_P(BasicAlgos, ExactForManyRankCountsAndCounts) {
   const algo::AlgoInfo* info = algo::findAlgo(c.coll, c.algo);
   ASSERT_NE(info, nullptr);
   for (int p = 1; p <= 17; ++p) {
-    for (uint64_t count : {0ull, 1ull, static_cast<unsigned long long>(p > 1 ? p - 1 : 1), 7ull,
-                           1000ull}) {
+    for (uint64_t count :
+         {0ull, 1ull, static_cast<unsigned long long>(p > 1 ? p - 1 : 1), 7ull, 1000ull}) {
       for (bool inPlace : {false, true}) {
         if (c.coll == CollType::kAllToAll && inPlace) continue;
         CollArgs a;
@@ -72,7 +72,8 @@ TEST(Barrier, DisseminationCompletesForManyRankCounts) {
   for (int p = 1; p <= 17; ++p) {
     CollArgs a;
     a.coll = CollType::kBarrier;
-    Status s = sched::checkCollective(algo::findAlgo(CollType::kBarrier, "dissemination")->build, a, p);
+    Status s =
+        sched::checkCollective(algo::findAlgo(CollType::kBarrier, "dissemination")->build, a, p);
     ASSERT_TRUE(s.ok()) << s.toString();
   }
 }

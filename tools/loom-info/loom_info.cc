@@ -14,8 +14,10 @@
 int main(int argc, char** argv) {
   bool params = false, md = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--params")) params = true;
-    else if (!std::strcmp(argv[i], "--params-md")) params = md = true;
+    if (!std::strcmp(argv[i], "--params"))
+      params = true;
+    else if (!std::strcmp(argv[i], "--params-md"))
+      params = md = true;
     else {
       std::fprintf(stderr, "usage: %s [--params | --params-md]\n", argv[0]);
       return 2;
