@@ -30,6 +30,8 @@ struct Storage {
   size_t lanesUsed = 0;
   std::vector<int> laneOf;
   std::vector<int> localReady;
+  std::unique_ptr<uint8_t[]> scratch;  // kept between runs when small (kKeepScratchBytes)
+  uint64_t scratchBytes = 0;
   bool busy = false;  // a nested run (should not happen) gets its own storage
 };
 
@@ -50,7 +52,8 @@ class Run {
         lanes_(st.lanes),
         lanesUsed_(st.lanesUsed),
         laneOf_(st.laneOf),
-        localReady_(st.localReady) {}
+        localReady_(st.localReady),
+        storage_(st) {}
 
   Status go();
 
@@ -80,7 +83,8 @@ class Run {
   std::vector<int>& laneOf_;
   std::vector<int>& localReady_;  // FIFO: [localHead_, size) waiting
   size_t localHead_ = 0;
-  std::unique_ptr<uint8_t[]> scratch_;
+  Storage& storage_;
+  std::unique_ptr<uint8_t[]> scratch_;  // this run's own scratch when too big to keep
   size_t done_ = 0;
 };
 
@@ -200,9 +204,22 @@ Status Run::go() {
   if (n == 0) return Status();
   if (bufs_.size() < s_.numBuffers) bufs_.resize(s_.numBuffers, nullptr);
   if (s_.scratchBytes > 0 && bufs_[kBufScratch] == nullptr) {
-    scratch_.reset(new (std::nothrow) uint8_t[s_.scratchBytes]);
-    if (!scratch_) return systemError("cannot allocate ", s_.scratchBytes, " bytes of scratch");
-    bufs_[kBufScratch] = scratch_.get();
+    // Small scratch is kept per thread, so small operations do not allocate on every call.
+    constexpr uint64_t kKeepScratchBytes = 4 << 20;
+    const bool keep = s_.scratchBytes <= kKeepScratchBytes;
+    if (keep && storage_.scratchBytes >= s_.scratchBytes) {
+      bufs_[kBufScratch] = storage_.scratch.get();
+    } else {
+      std::unique_ptr<uint8_t[]> mem(new (std::nothrow) uint8_t[s_.scratchBytes]);
+      if (!mem) return systemError("cannot allocate ", s_.scratchBytes, " bytes of scratch");
+      bufs_[kBufScratch] = mem.get();
+      if (keep) {
+        storage_.scratch = std::move(mem);
+        storage_.scratchBytes = s_.scratchBytes;
+      } else {
+        scratch_ = std::move(mem);
+      }
+    }
   }
   depsLeft_.assign(n, 0);
   outBegin_.assign(n + 1, 0);
