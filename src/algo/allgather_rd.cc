@@ -5,6 +5,7 @@
 // and receives the whole result last (+2 alpha + N beta). Data moves only in the receive buffer;
 // in place (send = recv + rank * count) needs no copy.
 #include "algo/butterfly.h"
+#include "algo/partition.h"
 #include "algo/registry.h"
 #include "algo/step_util.h"
 
@@ -15,10 +16,7 @@ Status buildAllGatherRd(const CollArgs& a, const Group& g, Schedule* out) {
   using sched::kBufSend;
   const int p = g.nranks, x = g.rank;
   const uint64_t es = dtypeSize(a.dtype), blk = a.count * es, total = blk * p;
-  *out = Schedule();
-  out->rank = x;
-  out->nranks = p;
-  out->algo = "rd";
+  startSchedule(g, "rd", out);
   if (a.count == 0) return Status();
   const Fold f(p);
   if (f.isExtra(x)) {

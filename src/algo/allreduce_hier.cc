@@ -78,10 +78,7 @@ Status buildHier(const CollArgs& a, const Group& g, Builder cross, const char* n
   using sched::kBufSend;
   const int r = g.rank;
   const uint64_t es = dtypeSize(a.dtype), n = a.count * es;
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = g.nranks;
-  out->algo = name;
+  startSchedule(g, name, out);
   if (a.count == 0) return Status();
   if (g.nranks == 1) {
     if (!a.inPlace) out->copy({kBufSend, 0}, {kBufRecv, 0}, n);

@@ -8,6 +8,7 @@
 // Cost: 2 lg p' alpha + 2 (p'-1)/p' N beta + (p'-1)/p' N gamma, plus 2 alpha + 2 N beta for the
 // fold when p is not a power of two.
 #include "algo/butterfly.h"
+#include "algo/partition.h"
 #include "algo/registry.h"
 #include "algo/step_util.h"
 
@@ -18,10 +19,7 @@ Status buildAllReduceRabenseifner(const CollArgs& a, const Group& g, Schedule* o
   using sched::kBufSend;
   const int p = g.nranks, x = g.rank;
   const uint64_t es = dtypeSize(a.dtype), n = a.count * es;
-  *out = Schedule();
-  out->rank = x;
-  out->nranks = p;
-  out->algo = "rabenseifner";
+  startSchedule(g, "rabenseifner", out);
   if (a.count == 0) return Status();
   if (p == 1) {
     if (!a.inPlace) out->copy({kBufSend, 0}, {kBufRecv, 0}, n);

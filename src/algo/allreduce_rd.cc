@@ -6,6 +6,7 @@
 // (+2 alpha + 2 N beta). The incoming vector lands in scratch (N bytes) and is reduced after the
 // outgoing send completed, so no byte is overwritten while a send may still read it.
 #include "algo/butterfly.h"
+#include "algo/partition.h"
 #include "algo/registry.h"
 #include "algo/step_util.h"
 
@@ -17,10 +18,7 @@ Status buildAllReduceRd(const CollArgs& a, const Group& g, Schedule* out) {
   using sched::kBufSend;
   const int p = g.nranks, x = g.rank;
   const uint64_t n = a.count * dtypeSize(a.dtype);
-  *out = Schedule();
-  out->rank = x;
-  out->nranks = p;
-  out->algo = "rd";
+  startSchedule(g, "rd", out);
   if (a.count == 0) return Status();
   const Fold f(p);
   if (f.isExtra(x)) {

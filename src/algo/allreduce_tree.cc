@@ -6,6 +6,7 @@
 // cost ~ (2 lg p + N/chunk) (alpha + chunk beta) + N gamma.
 // Per chunk a node reduces its children's chunks into its receive buffer (the first on top of its
 // own input), sends the sum up, receives the final chunk from its parent and passes it down.
+#include "algo/partition.h"
 #include "algo/registry.h"
 #include "algo/trees.h"
 
@@ -46,10 +47,7 @@ Status buildAllReduceTree(const CollArgs& a, const Group& g, Schedule* out) {
   using sched::kBufSend;
   const int p = g.nranks, r = g.rank;
   const uint64_t es = dtypeSize(a.dtype);
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = p;
-  out->algo = "tree";
+  startSchedule(g, "tree", out);
   if (a.count == 0) return Status();
   if (p == 1) {
     if (!a.inPlace) out->copy({kBufSend, 0}, {kBufRecv, 0}, a.count * es);

@@ -11,10 +11,7 @@ Status buildAllToAllPairwise(const CollArgs& a, const Group& g, Schedule* out) {
   using sched::kBufSend;
   const int p = g.nranks, r = g.rank;
   const uint64_t block = a.count * dtypeSize(a.dtype);
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = p;
-  out->algo = "pairwise";
+  startSchedule(g, "pairwise", out);
   if (a.count == 0) return Status();
   out->copy({kBufSend, r * block}, {kBufRecv, r * block}, block);
   for (int k = 1; k < p; ++k) {

@@ -8,10 +8,7 @@ namespace loom::algo {
 
 Status buildBarrierDissemination(const CollArgs&, const Group& g, Schedule* out) {
   const int p = g.nranks, r = g.rank;
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = p;
-  out->algo = "dissemination";
+  startSchedule(g, "dissemination", out);
   int prevRecv = -1;
   for (int d = 1; d < p; d *= 2) {
     out->send(mod(r + d, p), {sched::kBufSend, 0}, 0, {prevRecv});

@@ -2,6 +2,7 @@
 // forwards to its own subtree, pipelined in chunks of chunkBytes. ceil(lg p) rounds: latency-
 // optimal for small messages, ceil(lg p) alpha + ceil(lg p) N beta unpipelined; with C chunks
 // about (ceil(lg p) + C) (alpha + N/C beta) since a node sends each chunk up to lg p times.
+#include "algo/partition.h"
 #include "algo/registry.h"
 #include "algo/trees.h"
 
@@ -12,10 +13,7 @@ Status buildBroadcastBinomial(const CollArgs& a, const Group& g, Schedule* out) 
   using sched::kBufSend;
   const int p = g.nranks, r = g.rank;
   const uint64_t es = dtypeSize(a.dtype);
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = p;
-  out->algo = "binomial";
+  startSchedule(g, "binomial", out);
   if (a.count == 0) return Status();
   if (a.root < 0 || a.root >= p) return invalidArgument("broadcast root ", a.root, " of ", p);
   const bool root = r == a.root;

@@ -11,10 +11,7 @@ Status buildBroadcastRing(const CollArgs& a, const Group& g, Schedule* out) {
   using sched::kBufSend;
   const int p = g.nranks, r = g.rank;
   const uint64_t es = dtypeSize(a.dtype);
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = p;
-  out->algo = "ring";
+  startSchedule(g, "ring", out);
   if (a.count == 0) return Status();
   const int pos = mod(r - a.root, p);  // position in the chain, root = 0
   const int next = mod(r + 1, p), prev = mod(r - 1, p);

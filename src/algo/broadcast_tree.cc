@@ -5,6 +5,7 @@
 // receives. A rank is interior in at most one tree, so it forwards about N/2 x 2 bytes, and the
 // depth is lg p: cost ~ (lg p + N/chunk) (alpha + chunk beta), against the chain's
 // (p - 1 + N/chunk) and the binomial tree's lg p x N beta.
+#include "algo/partition.h"
 #include "algo/registry.h"
 #include "algo/trees.h"
 
@@ -15,10 +16,7 @@ Status buildBroadcastTree(const CollArgs& a, const Group& g, Schedule* out) {
   using sched::kBufSend;
   const int p = g.nranks, r = g.rank;
   const uint64_t es = dtypeSize(a.dtype);
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = p;
-  out->algo = "tree";
+  startSchedule(g, "tree", out);
   if (a.count == 0) return Status();
   if (a.root < 0 || a.root >= p) return invalidArgument("broadcast root ", a.root, " of ", p);
   const int v = mod(r - a.root, p);

@@ -1,11 +1,21 @@
-// Balanced element partitions shared by the builders: a range of n elements cut into `parts`
-// pieces whose sizes differ by at most one element, and a count cut into pipeline loops.
+// Helpers shared by the builders: an empty schedule for this rank, a range of n elements cut into
+// `parts` pieces whose sizes differ by at most one element, and a count cut into pipeline loops.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
+#include "sched/schedule.h"
+
 namespace loom::algo {
+
+// Resets *out to an empty schedule of group g's rank, built by `algo`.
+inline void startSchedule(const sched::Group& g, const char* algo, sched::Schedule* out) {
+  *out = sched::Schedule();
+  out->rank = g.rank;
+  out->nranks = g.nranks;
+  out->algo = algo;
+}
 
 struct Range {
   uint64_t first = 0;  // element index

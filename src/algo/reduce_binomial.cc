@@ -2,6 +2,7 @@
 // partial sums (smallest subtree first) into an accumulator, on top of its own input, and sends
 // the result to its parent; the root accumulates in its receive buffer, the others in scratch.
 // Pipelined in chunks of chunkBytes. ceil(lg p) alpha + ceil(lg p) N (beta + gamma) unpipelined.
+#include "algo/partition.h"
 #include "algo/registry.h"
 #include "algo/trees.h"
 
@@ -13,10 +14,7 @@ Status buildReduceBinomial(const CollArgs& a, const Group& g, Schedule* out) {
   using sched::kBufSend;
   const int p = g.nranks, r = g.rank;
   const uint64_t es = dtypeSize(a.dtype), n = a.count * es;
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = p;
-  out->algo = "binomial";
+  startSchedule(g, "binomial", out);
   if (a.count == 0) return Status();
   if (a.root < 0 || a.root >= p) return invalidArgument("reduce root ", a.root, " of ", p);
   const bool root = r == a.root;

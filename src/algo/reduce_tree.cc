@@ -3,6 +3,7 @@
 // of chunkBytes; the top of each tree sends the finished chunk to the root (v = 0), which also
 // takes part in the trees with its own input like every other rank. Non-root ranks accumulate in
 // scratch. Cost ~ (lg p + N/chunk) (alpha + chunk (beta + gamma)).
+#include "algo/partition.h"
 #include "algo/registry.h"
 #include "algo/trees.h"
 
@@ -14,10 +15,7 @@ Status buildReduceTree(const CollArgs& a, const Group& g, Schedule* out) {
   using sched::kBufSend;
   const int p = g.nranks, r = g.rank;
   const uint64_t es = dtypeSize(a.dtype), n = a.count * es;
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = p;
-  out->algo = "tree";
+  startSchedule(g, "tree", out);
   if (a.count == 0) return Status();
   if (a.root < 0 || a.root >= p) return invalidArgument("reduce root ", a.root, " of ", p);
   const int v = mod(r - a.root, p);

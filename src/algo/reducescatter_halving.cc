@@ -6,6 +6,7 @@
 // returns the extra's reduced block (+2 alpha + N beta). Works in scratch (N bytes), so the send
 // buffer is never written and in-place (recv = send + rank * count) is safe.
 #include "algo/butterfly.h"
+#include "algo/partition.h"
 #include "algo/registry.h"
 #include "algo/step_util.h"
 
@@ -17,10 +18,7 @@ Status buildReduceScatterHalving(const CollArgs& a, const Group& g, Schedule* ou
   using sched::kBufSend;
   const int p = g.nranks, x = g.rank;
   const uint64_t es = dtypeSize(a.dtype), blk = a.count * es, total = blk * p;
-  *out = Schedule();
-  out->rank = x;
-  out->nranks = p;
-  out->algo = "halving";
+  startSchedule(g, "halving", out);
   if (a.count == 0) return Status();
   if (p == 1) {
     if (!a.inPlace) out->copy({kBufSend, 0}, {kBufRecv, 0}, blk);

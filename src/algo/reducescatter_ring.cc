@@ -14,10 +14,7 @@ Status buildReduceScatterRing(const CollArgs& a, const Group& g, Schedule* out) 
   using sched::kBufSend;
   const int p = g.nranks, r = g.rank;
   const uint64_t es = dtypeSize(a.dtype), block = a.count * es;
-  *out = Schedule();
-  out->rank = r;
-  out->nranks = p;
-  out->algo = "ring";
+  startSchedule(g, "ring", out);
   if (a.count == 0) return Status();
   if (p == 1) {
     if (!a.inPlace) out->copy({kBufSend, 0}, {kBufRecv, 0}, block);
