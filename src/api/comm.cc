@@ -1,10 +1,6 @@
 #include "api/comm.h"
 
-#include <signal.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -237,20 +233,6 @@ uint64_t avgElems(const loomComm* c, const OpDesc& o) {
   if (o.op != RedOp::kAvg) return 0;
   if (o.coll == sched::CollType::kReduce && c->rank != o.root) return 0;
   return o.count;  // allreduce: count; reduce: count at root; reducescatter: recvcount
-}
-
-}  // namespace
-
-namespace {
-
-bool processGone(int pid) {
-  if (kill(pid, 0) != 0) return errno == ESRCH;
-  // A zombie (dead, not yet reaped) counts as gone.
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(f, line);
-  auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
 }
 
 // A failure often cascades: rank 2 dies, rank 3 notices and leaves, and rank 0 then sees rank 3

@@ -1,8 +1,10 @@
 #include "core/identity.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 
 #include "core/status.h"
@@ -24,6 +26,18 @@ PeerIdentity localIdentity() {
   struct stat st;
   if (stat("/proc/self/ns/pid", &st) == 0) id.pidNamespace = st.st_ino;
   return id;
+}
+
+bool processGone(int pid) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(f, stat)) return false;
+  size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
+  char state = stat[paren + 2];
+  return state == 'Z' || state == 'X';
 }
 
 void assignHostIndices(std::vector<PeerIdentity>* ids) {

@@ -28,6 +28,10 @@ struct PeerIdentity {
 // Identity of the calling process (address and hostIndex left empty).
 PeerIdentity localIdentity();
 
+// True when the process `pid` (on this host) no longer runs: gone (ESRCH) or a zombie nobody has
+// reaped yet. Used to name dead same-host peers.
+bool processGone(int pid);
+
 // Fills hostIndex for every entry.
 void assignHostIndices(std::vector<PeerIdentity>* ids);
 

@@ -3,7 +3,6 @@
 
 #include <linux/futex.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -12,7 +11,6 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "kernels/reduce.h"
@@ -43,19 +41,6 @@ inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
-}
-
-// True when pid no longer runs: gone (ESRCH) or a zombie nobody has reaped yet.
-bool processDead(int pid) {
-  if (pid <= 0) return false;
-  if (kill(pid, 0) != 0 && errno == ESRCH) return true;
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat;
-  if (!std::getline(f, stat)) return false;
-  size_t paren = stat.rfind(')');
-  if (paren == std::string::npos || paren + 2 >= stat.size()) return false;
-  char state = stat[paren + 2];
-  return state == 'Z' || state == 'X';
 }
 
 }  // namespace
@@ -314,7 +299,7 @@ Status ShmTransport::checkPeers() {
     if (state == kClosed) {
       // A peer that closed cleanly may have exited: only pending requests make that an error.
       LOOM_CHECK(checkStalled(p));
-    } else if (processDead(p.id.pid)) {
+    } else if (processGone(p.id.pid)) {
       return remoteError("peer ", p.id.describe(), " died");
     }
   }

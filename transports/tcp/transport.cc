@@ -334,7 +334,7 @@ Status TcpTransport::checkPeers() {
   if (!error_.ok()) return error_;
   for (Peer& p : peers_) {
     if (p.out.q.empty() && p.in.q.empty()) continue;  // a peer we do not need may have left
-    if (p.id.sameHostAs(self_) && p.id.pid > 0 && kill(p.id.pid, 0) != 0 && errno == ESRCH) {
+    if (p.id.sameHostAs(self_) && processGone(p.id.pid)) {
       error_ = remoteError("peer ", p.id.describe(), " died (process gone)");
       LOOM_WARN(NET, error_.message());
       return error_;
