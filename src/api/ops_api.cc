@@ -102,6 +102,36 @@ Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
   return Status();
 }
 
+OpDesc makeOp(CollType coll, const void* send, void* recv, size_t count, int root = 0,
+              int peer = -1) {
+  OpDesc o;
+  o.coll = coll;
+  o.send = send;
+  o.recv = recv;
+  o.count = count;
+  o.root = root;
+  o.peer = peer;
+  return o;
+}
+
+// Runs ops on c now (NULL stream) or queues them on stream. The communicator counts them as in
+// flight until they finish, so destroy/abort wait for them.
+loomResult_t submit(loomComm* c, std::vector<OpDesc> ops, loomStream* stream) {
+  c->inFlight++;
+  if (stream == nullptr) {
+    Status s = loom::api::runOps(c, ops);
+    c->inFlight--;
+    return fail(c, s);
+  }
+  loom::api::streamEnqueue(stream, [c, ops = std::move(ops)] {
+    Status st = loom::api::runOps(c, ops);
+    if (!st.ok()) fail(c, st);
+    c->inFlight--;
+    return st;
+  });
+  return loomSuccess;
+}
+
 loomResult_t issue(loomComm* c, OpDesc o, int rawDtype, int rawOp, loomStream* stream) {
   Status s = check(c, &o, rawDtype, rawOp);
   if (!s.ok()) return fail(c, s);
@@ -111,20 +141,7 @@ loomResult_t issue(loomComm* c, OpDesc o, int rawDtype, int rawOp, loomStream* s
     tGroup.push_back({c, o, stream});
     return loomSuccess;
   }
-  if (stream == nullptr) {
-    c->inFlight++;
-    s = loom::api::runOps(c, {o});
-    c->inFlight--;
-    return fail(c, s);
-  }
-  c->inFlight++;
-  loom::api::streamEnqueue(stream, [c, o] {
-    Status st = loom::api::runOps(c, {o});
-    if (!st.ok()) fail(c, st);
-    c->inFlight--;
-    return st;
-  });
-  return loomSuccess;
+  return submit(c, {o}, stream);
 }
 
 }  // namespace
@@ -133,91 +150,52 @@ extern "C" {
 
 loomResult_t loomAllReduce(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t dt,
                            loomRedOp_t op, loomComm_t comm, loomStream_t stream) {
-  OpDesc o;
-  o.coll = CollType::kAllReduce;
-  o.send = sendbuff;
-  o.recv = recvbuff;
-  o.count = count;
-  return issue(comm, o, dt, op, stream);
+  return issue(comm, makeOp(CollType::kAllReduce, sendbuff, recvbuff, count), dt, op, stream);
 }
 
 loomResult_t loomBroadcast(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t dt,
                            int root, loomComm_t comm, loomStream_t stream) {
-  OpDesc o;
-  o.coll = CollType::kBroadcast;
-  o.send = sendbuff;
-  o.recv = recvbuff;
-  o.count = count;
-  o.root = root;
-  return issue(comm, o, dt, loomSum, stream);
+  return issue(comm, makeOp(CollType::kBroadcast, sendbuff, recvbuff, count, root), dt, loomSum,
+               stream);
 }
 
 loomResult_t loomReduce(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t dt,
                         loomRedOp_t op, int root, loomComm_t comm, loomStream_t stream) {
-  OpDesc o;
-  o.coll = CollType::kReduce;
-  o.send = sendbuff;
-  o.recv = recvbuff;
-  o.count = count;
-  o.root = root;
-  return issue(comm, o, dt, op, stream);
+  return issue(comm, makeOp(CollType::kReduce, sendbuff, recvbuff, count, root), dt, op, stream);
 }
 
 loomResult_t loomAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                            loomDataType_t dt, loomComm_t comm, loomStream_t stream) {
-  OpDesc o;
-  o.coll = CollType::kAllGather;
-  o.send = sendbuff;
-  o.recv = recvbuff;
-  o.count = sendcount;
-  return issue(comm, o, dt, loomSum, stream);
+  return issue(comm, makeOp(CollType::kAllGather, sendbuff, recvbuff, sendcount), dt, loomSum,
+               stream);
 }
 
 loomResult_t loomReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
                                loomDataType_t dt, loomRedOp_t op, loomComm_t comm,
                                loomStream_t stream) {
-  OpDesc o;
-  o.coll = CollType::kReduceScatter;
-  o.send = sendbuff;
-  o.recv = recvbuff;
-  o.count = recvcount;
-  return issue(comm, o, dt, op, stream);
+  return issue(comm, makeOp(CollType::kReduceScatter, sendbuff, recvbuff, recvcount), dt, op,
+               stream);
 }
 
 loomResult_t loomAllToAll(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t dt,
                           loomComm_t comm, loomStream_t stream) {
-  OpDesc o;
-  o.coll = CollType::kAllToAll;
-  o.send = sendbuff;
-  o.recv = recvbuff;
-  o.count = count;
-  return issue(comm, o, dt, loomSum, stream);
+  return issue(comm, makeOp(CollType::kAllToAll, sendbuff, recvbuff, count), dt, loomSum, stream);
 }
 
 loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t dt, int peer,
                       loomComm_t comm, loomStream_t stream) {
-  OpDesc o;
-  o.coll = CollType::kSend;
-  o.send = sendbuff;
-  o.count = count;
-  o.peer = peer;
-  return issue(comm, o, dt, loomSum, stream);
+  return issue(comm, makeOp(CollType::kSend, sendbuff, nullptr, count, 0, peer), dt, loomSum,
+               stream);
 }
 
 loomResult_t loomRecv(void* recvbuff, size_t count, loomDataType_t dt, int peer, loomComm_t comm,
                       loomStream_t stream) {
-  OpDesc o;
-  o.coll = CollType::kRecv;
-  o.recv = recvbuff;
-  o.count = count;
-  o.peer = peer;
-  return issue(comm, o, dt, loomSum, stream);
+  return issue(comm, makeOp(CollType::kRecv, nullptr, recvbuff, count, 0, peer), dt, loomSum,
+               stream);
 }
 
 loomResult_t loomBarrier(loomComm_t comm, loomStream_t stream) {
-  OpDesc o;
-  o.coll = CollType::kBarrier;
-  return issue(comm, o, loomUint8, loomSum, stream);
+  return issue(comm, makeOp(CollType::kBarrier, nullptr, nullptr, 0), loomUint8, loomSum, stream);
 }
 
 loomResult_t loomGroupStart(void) {
@@ -249,19 +227,8 @@ loomResult_t loomGroupEnd(void) {
     }
     if (!loom::api::isLiveComm(c))
       return fail(nullptr, loom::invalidUsage("comm destroyed inside a group"));
-    c->inFlight++;
-    if (stream == nullptr) {
-      Status s = loom::api::runOps(c, mine);
-      c->inFlight--;
-      if (!s.ok() && result == loomSuccess) result = fail(c, s);
-    } else {
-      loom::api::streamEnqueue(stream, [c, mine] {
-        Status st = loom::api::runOps(c, mine);
-        if (!st.ok()) fail(c, st);
-        c->inFlight--;
-        return st;
-      });
-    }
+    loomResult_t r = submit(c, std::move(mine), stream);
+    if (result == loomSuccess) result = r;
   }
   return result;
 }

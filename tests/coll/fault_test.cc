@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <set>
 #include <string>
-#include <cstring>
 #include <thread>
 #include <vector>
 
