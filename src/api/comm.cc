@@ -61,7 +61,26 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   if (!tcpPeers.empty()) c->transports.push_back(c->tcp.get());
   LOOM_INFO(INIT, "comm ", c->name, " rank ", c->rank, "/", c->nranks, ": ", shmPeers.size(),
             " shm peers, ", tcpPeers.size(), " tcp peers");
-  return Status();
+  // One host and shared memory between every pair: small all-reduces skip the schedule. Every
+  // rank sees the same peers and parameters, so all take part in the setup or none does.
+  const int64_t directBytes = params::shmDirectBytes();
+  if (static_cast<int>(shmPeers.size()) == c->nranks - 1 && c->nranks > 1 && directBytes > 0) {
+    ShmDirect::Args d;
+    d.rank = c->rank;
+    d.nranks = c->nranks;
+    d.tag = args.commTag;
+    d.allGather = args.allGather;
+    d.ids = &c->ids;
+    d.abortFlag = &c->abortFlag;
+    d.timeoutMs = c->timeoutMs;
+    d.spinUs = params::spinUs();
+    d.peerCheckMs = params::peerCheckMs();
+    d.maxBytes = static_cast<uint64_t>(directBytes);
+    LOOM_CHECK(ShmDirect::create(d, &c->direct));
+    LOOM_INFO(PLAN, "allreduce and barrier up to ", directBytes,
+              " bytes take the one-host direct path (LOOM_SHM_DIRECT_BYTES)");
+  }
+  return plan::parseOverrides(params::algo(), params::tune(), &c->overrides);
 }
 
 // The planner sees where ranks are and how they talk: with a forced transport every pair uses it
@@ -167,6 +186,7 @@ void commFree(loomComm* c) {
   c->transports.clear();
   c->exec.transportOf.clear();
   c->exec.transports.clear();
+  c->direct.reset();
   c->shm.reset();
   c->tcp.reset();
   c->bootstrap.reset();
@@ -256,7 +276,31 @@ Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
   return s.ok() ? s : rootCause(c, std::move(s));
 }
 
+namespace {
+
+// The one-host direct path takes a lone small all-reduce or barrier that no override forces.
+bool takesDirect(const loomComm* c, const OpDesc& o) {
+  if (c->direct == nullptr ||
+      (o.coll != sched::CollType::kAllReduce && o.coll != sched::CollType::kBarrier))
+    return false;
+  const uint64_t bytes = o.count * dtypeSize(o.dtype);
+  std::string source;
+  return bytes <= c->direct->maxBytes() && c->overrides.lookup(o.coll, bytes, &source).empty();
+}
+
+}  // namespace
+
+Status runOp(loomComm* c, const OpDesc& o) {
+  if (!takesDirect(c, o)) return runOps(c, {o});
+  Status s = c->direct->allReduce(o.send, o.recv, o.count, o.dtype,
+                                  o.op == RedOp::kAvg ? RedOp::kSum : o.op);
+  if (!s.ok()) return rootCause(c, std::move(s));
+  if (avgElems(c, o) > 0) kernels::divideInPlace(o.recv, o.count, o.dtype, c->nranks);
+  return Status();
+}
+
 Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
+  if (ops.size() == 1 && takesDirect(c, ops[0])) return runOp(c, ops[0]);
   const sched::ExecContext& ctx = c->exec;
   // Reductions of one (dtype, op) class run together; each further class runs after, in order.
   std::vector<bool> ran(ops.size(), false);

@@ -11,10 +11,12 @@
 #include <tuple>
 #include <vector>
 
+#include "api/shm_direct.h"
 #include "core/bootstrap.h"
 #include "core/identity.h"
 #include "core/status.h"
 #include "loom/loom.h"
+#include "plan/overrides.h"
 #include "plan/planner.h"
 #include "sched/executor.h"
 #include "sched/schedule.h"
@@ -64,6 +66,9 @@ struct loomComm {
   std::unique_ptr<loom::bootstrap::Bootstrap> bootstrap;
   std::vector<loom::PeerIdentity> ids;
   std::unique_ptr<loom::transport::Transport> shm, tcp;
+  // Small all-reduces and barriers of a one-host communicator (null when not applicable).
+  std::unique_ptr<loom::api::ShmDirect> direct;
+  loom::plan::Overrides overrides;  // LOOM_ALGO / LOOM_TUNE: a forced choice bypasses `direct`
   std::vector<loom::transport::Transport*> transportOf;
   std::vector<loom::transport::Transport*> transports;
   loom::sched::ExecContext exec;  // filled once the transports are up
@@ -102,6 +107,8 @@ void commFree(loomComm* c);
 Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::Schedule>* out);
 // Runs a list of operations as one merged schedule per (dtype, op) class, then applies avg.
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops);
+// One operation: the one-host direct path when it applies, else runOps({op}).
+Status runOp(loomComm* c, const OpDesc& op);
 
 // Result conversion and last-error bookkeeping (logs the message once).
 loomResult_t fail(loomComm* c, const Status& s);

@@ -141,6 +141,12 @@ loomResult_t issue(loomComm* c, OpDesc o, int rawDtype, int rawOp, loomStream* s
     tGroup.push_back({c, o, stream});
     return loomSuccess;
   }
+  if (stream == nullptr) {  // the common blocking call: no vector, no queue
+    c->inFlight++;
+    Status r = loom::api::runOp(c, o);
+    c->inFlight--;
+    return fail(c, r);
+  }
   return submit(c, {o}, stream);
 }
 
