@@ -168,7 +168,10 @@ TEST(Hwloc, OutOfRangeBridgeTypeFromXml) {
   }
 }
 
-// libhwloc 2.9 itself segfaults loading this file; loom loads XML in a child first and reports.
+// libhwloc 2.9 itself segfaults loading this file here; loom loads XML in a child first and
+// reports. Whether libhwloc crashes or fails cleanly depends on the machine's memory layout (on an
+// H200 machine on 2026-11-30 it failed cleanly), so either error is right: what matters is that the
+// caller gets an error naming the file and is still running.
 TEST(Hwloc, XmlThatCrashesLibhwlocIsAnError) {
   SKIP_WITHOUT_HWLOC();
   const std::string path = kFixtures + "/hwloc-crashes-libhwloc.xml";
@@ -176,7 +179,9 @@ TEST(Hwloc, XmlThatCrashesLibhwlocIsAnError) {
   Status s = probeHost(path, &h);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("hwloc crashed"), std::string::npos) << s.message();
+  EXPECT_TRUE(s.message().find("hwloc crashed") != std::string::npos ||
+              s.message().find("hwloc_topology_load failed") != std::string::npos)
+      << s.message();
 }
 
 // Found by fuzz_hwloc_xml: hwloc_get_common_ancestor_obj() dereferenced NULL on this XML's I/O
