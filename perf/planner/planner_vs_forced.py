@@ -1,79 +1,79 @@
 #!/usr/bin/env python3
 """Planner's choice against every forced all-reduce algorithm, measured side by side.
 
-For each transport (shm, tcp) and rank count (2, 4, 8) it runs build/perf/all_reduce_perf once per
-algorithm with LOOM_ALGO forced (-a) and once with the planner choosing (its choice is read from
-the PLAN log), interleaved and repeated (--reps, best time kept), and writes a markdown table per
-configuration: times per algorithm, the planner's time and choice, and planner / best forced
-(the issue's target: <= 1.10 at every size).
+For each transport (shm, tcp) and rank count (2, 4, 8) it runs `loom-plan --measure`: the ranks
+are forked once and open one communicator per registered all-reduce algorithm (forced) plus one
+where the planner chooses, then every size is timed in interleaved rounds over all candidates
+(round r visits them in a rotated order, every other round reversed), so load changes and
+process-start differences hit every candidate alike. Sizes go from -b to -e in steps of x4 (and
+-e itself): 8 B, 32 B, ..., 32 MiB, 64 MiB by default. Per candidate and size the median over the
+rounds is kept (the minimum too, in the JSON). It writes a markdown table per configuration:
+times per algorithm, the library's time and choice, and library / best forced (target <= 1.10).
 
-    perf/planner/planner_vs_forced.py --build build                    # 2,4,8 ranks, shm+tcp, 8 B..64 MiB
-    perf/planner/planner_vs_forced.py --build build --ranks 2,4 -e 1M --reps 1
-    perf/planner/planner_vs_forced.py --build build --params-file params.txt  # calibrated model
+    perf/planner/planner_vs_forced.py --build build                # 2,4,8 ranks x shm,tcp
+    perf/planner/planner_vs_forced.py --build build --ranks 2 --transports shm -e 1M --rounds 3
+    perf/planner/planner_vs_forced.py --build build --params-file perf/planner/calibrated-vm.txt
+
+Each configuration is one `loom-plan --measure` process; with --lock FILE it runs under
+`flock FILE` (one configuration at a time, so others may measure in between). --json FILE appends
+the raw lines and --from-json FILE re-renders a table from them without measuring.
 """
 import argparse
 import datetime
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
-import tempfile
+import time
 
 ALGOS = ["ring", "tree", "rd", "rabenseifner", "hier", "hier_tree"]
-UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
-CHOICE = re.compile(r"allreduce (\d+) (B|KiB|MiB|GiB) \w+ on \d+ ranks: (\S+) predicted")
 
 
-def run(args, nranks, transport, algo):
-    """Returns ({size: time_us}, {size: chosen description})."""
-    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as f:
-        jpath = f.name
-    cmd = [os.path.join(args.build, "perf", "all_reduce_perf"), "--ranks", str(nranks),
-           "-b", args.b, "-e", args.e, "-f", "2", "-n", str(args.iters), "-w", str(args.warmup),
-           "-c", "1", "-J", jpath]
-    if algo != "planner":
-        cmd += ["-a", algo]
-    env = dict(os.environ, LOOM_TRANSPORT=transport, LOOM_DEBUG="INFO", LOOM_DEBUG_SUBSYS="PLAN")
-    env.pop("LOOM_ALGO", None)
+def measure(args, transport, nranks):
+    cmd = [os.path.join(args.build, "tools", "loom-plan", "loom-plan"), "--measure", transport,
+           "--ranks", str(nranks), "--min", args.b, "--max", args.e, "--rounds", str(args.rounds)]
     if args.params_file:
-        env["LOOM_PLAN_PARAMS"] = "@" + os.path.abspath(args.params_file)
+        cmd += ["--params-file", os.path.abspath(args.params_file)]
+    if args.lock:
+        cmd = ["flock", args.lock] + cmd
+    env = dict(os.environ)
+    for k in ("LOOM_ALGO", "LOOM_TUNE", "LOOM_PLAN_PARAMS", "LOOM_TRANSPORT"):
+        env.pop(k, None)
+    t0 = time.time()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
-    times, chosen = {}, {}
-    with open(jpath) as f:
-        for line in f:
-            row = json.loads(line)
-            if row.get("oop"):
-                times[row["size"]] = row["oop"]["time_us"]
-    os.unlink(jpath)
     if p.returncode != 0:
-        print(f"warning: {algo} {transport} np={nranks} exited {p.returncode}: "
-              f"{p.stderr.strip().splitlines()[-1:] }", file=sys.stderr)
-    for m in CHOICE.finditer(p.stderr):
-        chosen.setdefault(int(m.group(1)) * UNITS[m.group(2)], m.group(3))
-    return times, chosen
+        print(f"warning: {transport} np={nranks} exited {p.returncode}: {p.stderr.strip()[-400:]}",
+              file=sys.stderr)
+    rows = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    for r in rows:
+        r["stamp"] = f"{datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC"
+    print(f"{transport} np={nranks}: {len(rows)} sizes in {time.time() - t0:.0f} s", file=sys.stderr)
+    return rows
 
 
-def table(nranks, transport, best, chosen):
-    sizes = sorted(best["planner"])
+def table(transport, nranks, rows, stat):
     lines = [f"### {transport}, {nranks} ranks", "",
-             "| size | " + " | ".join(ALGOS) + " | planner | choice | planner/best | met |",
+             "| size | " + " | ".join(ALGOS) + " | library | choice | library/best | met |",
              "|" + "---|" * (len(ALGOS) + 5)]
     met = 0
-    for s in sizes:
-        forced = {a: best[a].get(s) for a in ALGOS}
-        valid = [t for t in forced.values() if t]
-        pt = best["planner"][s]
-        ratio = pt / min(valid) if valid else float("nan")
+    misses = []
+    for r in sorted(rows, key=lambda r: r["size"]):
+        forced = {a: r[a][stat] for a in ALGOS if a in r}
+        best_algo = min(forced, key=forced.get)
+        pt = r["planner"][stat]
+        ratio = pt / forced[best_algo]
         ok = ratio <= 1.10
         met += ok
-        cells = " | ".join(f"{forced[a]:.1f}" if forced[a] else "-" for a in ALGOS)
-        lines.append(f"| {s} | {cells} | {pt:.1f} | {chosen.get(s, '?')} | {ratio:.2f} | "
+        if not ok:
+            misses.append(f"{r['size']} B ({ratio:.2f}, best {best_algo})")
+        cells = " | ".join(f"**{forced[a]:.1f}**" if a == best_algo else f"{forced[a]:.1f}"
+                           for a in ALGOS if a in forced)
+        lines.append(f"| {r['size']} | {cells} | {pt:.1f} | {r['choice']} | {ratio:.2f} | "
                      f"{'yes' if ok else 'NO'} |")
-    lines += ["", f"planner within 10% of the best forced algorithm at {met} of {len(sizes)} sizes",
-              ""]
-    return lines, met, len(sizes)
+    lines += ["", f"within 10% of the best forced algorithm at {met} of {len(rows)} sizes"
+              + (f"; missed at {', '.join(misses)}" if misses else ""), ""]
+    return lines, met, len(rows)
 
 
 def main():
@@ -83,38 +83,49 @@ def main():
     ap.add_argument("--transports", default="shm,tcp")
     ap.add_argument("-b", default="8")
     ap.add_argument("-e", default="64M")
-    ap.add_argument("--iters", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--timeout", type=int, default=1800)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median kept)")
+    ap.add_argument("--stat", choices=["median_us", "min_us"], default="median_us")
+    ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--params-file", help="LOOM_PLAN_PARAMS file (loom-plan --calibrate)")
+    ap.add_argument("--lock", help="run each configuration under flock LOCK")
+    ap.add_argument("--json", help="append the raw measurement lines to this file")
+    ap.add_argument("--from-json", help="render the tables from this file, measure nothing")
     ap.add_argument("--out", help="output directory (default perf/results/<date>-<host>)")
     args = ap.parse_args()
     out = args.out or os.path.join(os.path.dirname(__file__), "..", "results",
                                    f"{datetime.date.today()}-{socket.gethostname()}")
     os.makedirs(out, exist_ok=True)
+    if args.from_json:
+        with open(args.from_json) as f:
+            rows = [json.loads(line) for line in f if line.startswith("{")]
+    else:
+        rows = []
+        for transport in args.transports.split(","):
+            for n in map(int, args.ranks.split(",")):
+                got = measure(args, transport, n)
+                rows += got
+                if args.json:
+                    with open(args.json, "a") as f:
+                        f.writelines(json.dumps(r) + "\n" for r in got)
+    stamps = sorted({r.get("stamp", "?") for r in rows})
     lines = [f"# Planner vs forced all-reduce algorithms ({socket.gethostname()}, "
-             f"{datetime.datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs)", "",
-             "Times in us (out of place, best of the repetitions), float32 sum.", ""]
+             f"{stamps[0]} to {stamps[-1]}, {os.cpu_count()} CPUs)", "",
+             f"Times in us per call ({args.stat.replace('_us', '')} of the interleaved rounds), "
+             "float32 sum, out of place. `library` is loom with nothing forced: the planner's "
+             "choice, or the one-host direct path for small shm all-reduces. Best forced in bold.",
+             ""]
     total_met = total = 0
-    for transport in args.transports.split(","):
-        for n in map(int, args.ranks.split(",")):
-            best, chosen = {}, {}
-            for _ in range(args.reps):
-                for algo in ALGOS + ["planner"]:
-                    times, ch = run(args, n, transport, algo)
-                    for s, t in times.items():
-                        if s not in best.setdefault(algo, {}) or t < best[algo][s]:
-                            best[algo][s] = t
-                    chosen.update(ch)
-            if not best.get("planner"):
-                lines += [f"### {transport}, {n} ranks", "", "planner run failed", ""]
-                continue
-            t, m, k = table(n, transport, best, chosen)
-            lines += t
-            total_met += m
-            total += k
-            print("\n".join(t), flush=True)
+    configs = []
+    for r in rows:
+        if (r["transport"], r["ranks"]) not in configs:
+            configs.append((r["transport"], r["ranks"]))
+    for transport, n in configs:
+        sel = [r for r in rows if r["transport"] == transport and r["ranks"] == n]
+        t, m, k = table(transport, n, sel, args.stat)
+        lines += t
+        total_met += m
+        total += k
+        print("\n".join(t), flush=True)
     lines.append(f"**Overall: within 10% at {total_met} of {total} (size, configuration) points.**")
     path = os.path.join(out, "planner_vs_forced.md")
     with open(path, "w") as f:

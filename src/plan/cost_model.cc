@@ -44,14 +44,39 @@ const ParamField kFields[] = {
     {"hostMemGBps", &CostParams::hostMemGBps}, {"tcpAlphaUs", &CostParams::tcpAlphaUs},
     {"tcpGBps", &CostParams::tcpGBps},         {"netAlphaUs", &CostParams::netAlphaUs},
     {"switchHopUs", &CostParams::switchHopUs}, {"netGBps", &CostParams::netGBps},
-    {"reduceGBps", &CostParams::reduceGBps},
+    {"reduceGBps", &CostParams::reduceGBps},   {"cores", &CostParams::cores},
 };
+struct FitField {
+  const char* key;
+  double AlgoFit::*field;
+};
+const FitField kFitFields[] = {
+    {"baseUs", &AlgoFit::baseUs}, {"roundUs", &AlgoFit::roundUs}, {"bwEff", &AlgoFit::bwEff}};
+
+// "fit.ring.shm.baseUs" = v into out->fits["ring.shm"].baseUs; false when the key is not one.
+bool parseFitKey(const std::string& k, double v, CostParams* out) {
+  if (k.rfind("fit.", 0) != 0) return false;
+  const size_t dot = k.rfind('.');
+  const std::string which = k.substr(4, dot - 4), field = k.substr(dot + 1);
+  if (dot <= 4 || which.find('.') == std::string::npos) return false;
+  for (const FitField& f : kFitFields)
+    if (field == f.key) return out->fits[which].*f.field = v, true;
+  return false;
+}
 }  // namespace
+
+const AlgoFit* CostParams::fit(const std::string& algo, Transport t) const {
+  auto it = fits.find(strCat(algo, ".", transportName(t)));
+  return it == fits.end() ? nullptr : &it->second;
+}
 
 std::string CostParams::toString() const {
   std::ostringstream os;
   for (const ParamField& f : kFields)
     os << (&f == kFields ? "" : ",") << f.key << "=" << this->*f.field;
+  for (const auto& [which, fit] : fits)
+    for (const FitField& f : kFitFields)
+      os << ",fit." << which << "." << f.key << "=" << fit.*f.field;
   return os.str();
 }
 
@@ -72,9 +97,11 @@ Status CostParams::parse(const std::string& text, CostParams* out) {
     std::string k = item.substr(0, eq);
     char* end = nullptr;
     double v = std::strtod(item.c_str() + eq + 1, &end);
-    if (end == item.c_str() + eq + 1 || *end != 0 || v <= 0)
+    // Only cores (0: unlimited), baseUs and roundUs may be 0; nothing may be negative.
+    const bool zeroOk = k == "cores" || (k.rfind("fit.", 0) == 0 && k.find("bwEff") == k.npos);
+    if (end == item.c_str() + eq + 1 || *end != 0 || v < 0 || (v == 0 && !zeroOk))
       return invalidArgument("cost params: bad value for ", k);
-    bool found = false;
+    bool found = parseFitKey(k, v, out);
     for (const ParamField& f : kFields)
       if (k == f.key) out->*f.field = v, found = true;
     if (!found) return invalidArgument("cost params: unknown key '", k, "'");
@@ -216,10 +243,14 @@ RoundCost CostModel::roundCost(const Round& round) const {
     if (load[res] == 0) touched.push_back(res);
     load[res] += bytes;
   };
+  double cpuSec = 0;  // CPU time of all the round's messages, for `cores`
+  std::unordered_map<int, bool> active;
   for (const Flow& f : round.flows) {
     if (f.bytes == 0) continue;
     lat[f.src] += alpha(f.src, f.dst);
     longest = std::max(longest, f.bytes / (flowGBps(f.src, f.dst) * 1e9));
+    cpuSec += f.bytes / (flowGBps(f.src, f.dst) * 1e9);
+    active[f.src] = active[f.dst] = true;
     const double b = static_cast<double>(f.bytes);
     PathKind k = pathKind(f.src, f.dst);
     if (k == PathKind::kLocal) {
@@ -237,7 +268,9 @@ RoundCost CostModel::roundCost(const Round& round) const {
       if (it != globalRes_.end()) use(it->second, b);
     }
   }
-  for (auto& [r, a] : lat) c.latency = std::max(c.latency, a);
+  double latSum = 0;
+  for (auto& [r, a] : lat) c.latency = std::max(c.latency, a), latSum += a;
+  c.activeRanks = static_cast<int>(active.size());
   c.bandwidth = longest;
   c.bottleneck = "single flow";
   for (int res : touched) {
@@ -245,16 +278,56 @@ RoundCost CostModel::roundCost(const Round& round) const {
     if (t > c.bandwidth) c.bandwidth = t, c.bottleneck = resName_[res];
   }
   c.compute = round.reduceBytes / (params_.reduceGBps * 1e9);
+  const double cores = params_.cores;
+  if (cores > 0) {  // the ranks' CPU work shares `cores` cores
+    c.latency = std::max(c.latency, latSum / cores);
+    if (cpuSec / cores > c.bandwidth)
+      c.bandwidth = cpuSec / cores, c.bottleneck = strCat("cpu (", cores, " cores)");
+    c.compute = std::max(c.compute, round.reduceSum / (params_.reduceGBps * 1e9) / cores);
+  }
   return c;
 }
 
-double CostModel::price(const std::vector<Round>& rounds, std::string* worst) const {
-  double total = 0, worstT = -1;
+Transport CostModel::fitTransport() const {
+  for (int h : place_.hostOf)
+    if (h != place_.hostOf[0]) return place_.interHost;
+  return Transport::kShm;
+}
+
+namespace {
+// Transfer and reduction of a round: overlapped when the algorithm pipelines chunks.
+double transferSec(const RoundCost& c, bool pipelined) {
+  return pipelined ? std::max(c.bandwidth, c.compute) : c.bandwidth + c.compute;
+}
+// How many times over the round's active ranks oversubscribe the shared cores (1 without).
+double oversubscription(const RoundCost& c, double cores) {
+  return cores > 0 ? std::max(1.0, c.activeRanks / cores) : 1.0;
+}
+}  // namespace
+
+CostModel::Terms CostModel::terms(const std::vector<Round>& rounds, bool pipelined) const {
+  Terms t;
   for (const Round& r : rounds) {
     RoundCost c = roundCost(r);
-    total += c.total() * r.repeat;
-    if (worst && c.total() * r.repeat > worstT)
-      worstT = c.total() * r.repeat, *worst = c.bottleneck;
+    t.fixed += c.latency * r.repeat;
+    t.rounds += oversubscription(c, params_.cores) * r.repeat;
+    t.transfer += transferSec(c, pipelined) * r.repeat;
+  }
+  return t;
+}
+
+double CostModel::price(const std::vector<Round>& rounds, std::string* worst,
+                        const PriceOpts& opts) const {
+  const AlgoFit* fit = opts.algo.empty() ? nullptr : params_.fit(opts.algo, fitTransport());
+  const AlgoFit none;
+  const AlgoFit& f = fit ? *fit : none;
+  double total = f.baseUs * 1e-6, worstT = -1;
+  for (const Round& r : rounds) {
+    RoundCost c = roundCost(r);
+    const double t = c.latency + f.roundUs * 1e-6 * oversubscription(c, params_.cores) +
+                     transferSec(c, opts.pipelined) / f.bwEff;
+    total += t * r.repeat;
+    if (worst && t * r.repeat > worstT) worstT = t * r.repeat, *worst = c.bottleneck;
   }
   return total;
 }
@@ -311,6 +384,7 @@ Status roundsFromSchedules(const std::vector<sched::Schedule>& all, std::vector<
       if (lv == 0) continue;
       Round& rd = flowAt(lv);
       rd.reduceBytes = std::max(rd.reduceBytes, b);
+      rd.reduceSum += b;
     }
   }
   return Status();

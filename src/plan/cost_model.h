@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,12 +35,32 @@ const char* transportName(Transport t);
 enum class PathKind : uint8_t { kLocal = 0, kLeaf = 1, kSpine = 2, kGlobal = 3, kFlat = 4 };
 const char* pathKindName(PathKind k);
 
+// What the alpha-beta-gamma rounds do not see of one algorithm's implementation on one
+// transport, as NCCL's tuner keeps a base latency and a bandwidth ratio per algorithm and protocol:
+// a fixed cost per call (schedule lookup, executor set-up), a cost per round beyond the message
+// latency (executor step bookkeeping, waking the ranks of the round), and the fraction of the
+// modelled bandwidth and reduction rate the implementation reaches (extra copies through
+// scratch, staging). Measured by `loom-plan --calibrate`; the identity when absent.
+struct AlgoFit {
+  double baseUs = 0, roundUs = 0, bwEff = 1;
+};
+
 // Latency in microseconds, bandwidth in GB/s (1e9 bytes/s).
 struct CostParams {
   double shmAlphaUs = 2.0, shmGBps = 6.0, hostMemGBps = 12.0;
   double tcpAlphaUs = 25.0, tcpGBps = 1.5;
   double netAlphaUs = 1.5, switchHopUs = 0.15, netGBps = 25.0;  // RDMA; netGBps when no fabric
   double reduceGBps = 8.0;                                      // local reduction (gamma)
+  // CPU cores that all ranks of the communicator share (a one-machine job over shm, or over
+  // loopback tcp as in the calibration); 0: every rank has a core of its own (multi-host jobs).
+  // With it the CPU work of a round (message latencies, copies, reductions, wake-ups) of all its
+  // ranks is spread over this many cores.
+  double cores = 0;
+  // Per "algorithm.transport" (transport: shm when every rank is on one host, else the
+  // inter-host transport), written as fit.ring.shm.baseUs=..., fit.ring.shm.roundUs=...,
+  // fit.ring.shm.bwEff=...
+  std::map<std::string, AlgoFit> fits;
+  const AlgoFit* fit(const std::string& algo, Transport t) const;
   std::string toString() const;
   // "key=value,key=value" or a JSON object with the same keys; unknown keys are errors.
   static Status parse(const std::string& text, CostParams* out);
@@ -54,6 +75,7 @@ struct Round {
   std::vector<Flow> flows;
   uint64_t repeat = 1;
   uint64_t reduceBytes = 0;  // largest per-rank local reduction in the round
+  uint64_t reduceSum = 0;    // all ranks' local reductions in the round (0: not counted)
 };
 
 // Where each rank is, and how pairs talk.
@@ -67,8 +89,17 @@ struct Placement {
 
 struct RoundCost {
   double latency = 0, bandwidth = 0, compute = 0;  // seconds
+  int activeRanks = 0;                             // ranks that send or receive in the round
   std::string bottleneck;                          // busiest resource, readable
   double total() const { return latency + bandwidth + compute; }
+};
+
+// How one algorithm's rounds add up: `pipelined` algorithms (ring, trees, hierarchies) reduce one
+// chunk while the next is in flight, so a round costs the larger of its transfer and its
+// reduction, not their sum; `algo` selects the AlgoFit.
+struct PriceOpts {
+  std::string algo;
+  bool pipelined = false;
 };
 
 class CostModel {
@@ -80,7 +111,17 @@ class CostModel {
   double flowGBps(int a, int b) const;  // single-flow rate cap
   RoundCost roundCost(const Round& r) const;
   // Sum over rounds (times repeat); `worst` gets the bottleneck of the most expensive round.
-  double price(const std::vector<Round>& rounds, std::string* worst = nullptr) const;
+  double price(const std::vector<Round>& rounds, std::string* worst = nullptr,
+               const PriceOpts& opts = PriceOpts()) const;
+  // The transport an AlgoFit is keyed by: shm when every rank is on one host.
+  Transport fitTransport() const;
+  // The parts of a price that the AlgoFit scales, for calibration: rounds weighted by the
+  // cores' oversubscription (what roundUs multiplies) and the transfer + reduction seconds
+  // (what bwEff divides); the rest (message latency) is `fixed`.
+  struct Terms {
+    double fixed = 0, rounds = 0, transfer = 0;
+  };
+  Terms terms(const std::vector<Round>& rounds, bool pipelined) const;
 
   int leafOfRank(int r) const { return leaf_[r]; }
   int groupOfRank(int r) const { return group_[r]; }

@@ -17,7 +17,7 @@ using sched::CollType;
 bool layoutFree(CollType c) {
   return c == CollType::kAllReduce || c == CollType::kBroadcast || c == CollType::kReduce;
 }
-bool pipelined(const std::string& a) {
+bool pipelinedAlgo(const std::string& a) {
   return a == "ring" || a == "tree" || a == "hier" || a == "hier_tree" || a == "binomial";
 }
 bool hierarchical(const std::string& a) { return a.rfind("hier", 0) == 0; }
@@ -53,7 +53,7 @@ std::string Decision::describe() const {
   std::string s = strCat(algo->name, "(");
   if (hierarchical(algo->name)) s += strCat("level=", levelName(level), ",");
   s += strCat("order=", order.empty() ? "rank" : "topo");
-  if (chunkBytes && pipelined(algo->name)) s += strCat(",chunk=", sizeStr(chunkBytes));
+  if (chunkBytes && pipelinedAlgo(algo->name)) s += strCat(",chunk=", sizeStr(chunkBytes));
   return s + ")";
 }
 
@@ -130,31 +130,48 @@ Status Planner::build(const Decision& d, const sched::CollArgs& args, int rank,
   return Status();
 }
 
-Status Planner::price(const sched::CollArgs& args, Decision* d) const {
+Status Planner::rounds(const sched::CollArgs& args, const Decision& d, std::vector<Round>* out,
+                       bool* priced) const {
   const int p = ctx_.nranks;
-  std::vector<Round> rounds;
+  out->clear();
+  if (priced) *priced = true;
   // Real schedules while they stay small (about 4 steps per chunk per rank), else the pattern.
-  const uint64_t chunk = std::max<uint64_t>(1, d->chunkBytes);
+  const uint64_t chunk = std::max<uint64_t>(1, d.chunkBytes);
   const uint64_t steps = 4ull * p * std::max<uint64_t>(p, messageBytes(args, p) / chunk);
   const bool exact =
-      p <= kExactMaxRanks && (steps <= kExactMaxSteps || !hasPattern(args.coll, d->algo->name));
+      p <= kExactMaxRanks && (steps <= kExactMaxSteps || !hasPattern(args.coll, d.algo->name));
   if (exact) {
     std::vector<sched::Schedule> all(p);
-    for (int r = 0; r < p; ++r) LOOM_CHECK(build(*d, args, r, &all[r]));
-    LOOM_CHECK(roundsFromSchedules(all, &rounds));
-  } else if (hasPattern(args.coll, d->algo->name)) {
-    PatternArgs pa;
-    pa.args = args;
-    pa.args.chunkBytes = d->chunkBytes;
-    pa.nranks = p;
-    pa.order = d->order;
-    pa.parts = d->parts.empty() ? ctx_.hostOf : d->parts;
-    LOOM_CHECK(patternRounds(d->algo->name, pa, &rounds));
-  } else {
+    for (int r = 0; r < p; ++r) LOOM_CHECK(build(d, args, r, &all[r]));
+    return roundsFromSchedules(all, out);
+  }
+  if (!hasPattern(args.coll, d.algo->name)) {
+    if (priced) *priced = false;
+    return Status();
+  }
+  PatternArgs pa;
+  pa.args = args;
+  pa.args.chunkBytes = d.chunkBytes;
+  pa.nranks = p;
+  pa.order = d.order;
+  pa.parts = d.parts.empty() ? ctx_.hostOf : d.parts;
+  return patternRounds(d.algo->name, pa, out);
+}
+
+bool Planner::pipelined(const std::string& algo) { return pipelinedAlgo(algo); }
+
+Status Planner::price(const sched::CollArgs& args, Decision* d) const {
+  std::vector<Round> rs;
+  bool priced = true;
+  LOOM_CHECK(rounds(args, *d, &rs, &priced));
+  if (!priced) {  // neither small enough to build nor a pattern
     d->predictedSec = -1;
     return Status();
   }
-  d->predictedSec = model_->price(rounds, &d->bottleneck);
+  PriceOpts opts;
+  opts.algo = d->algo->name;
+  opts.pipelined = pipelinedAlgo(d->algo->name);
+  d->predictedSec = model_->price(rs, &d->bottleneck, opts);
   return Status();
 }
 
@@ -187,7 +204,7 @@ std::vector<Decision> Planner::enumerate(const sched::CollArgs& args,
       }
     }
     std::vector<uint64_t> chunks = {ctx_.chunkBytes};
-    if (pipelined(a->name) && bytes > ctx_.chunkBytes)
+    if (pipelinedAlgo(a->name) && bytes > ctx_.chunkBytes)
       chunks = {ctx_.chunkBytes, ctx_.chunkBytes / 4, ctx_.chunkBytes * 4};  // ties: default
     for (auto& [lvl, parts] : levels)
       for (auto& order : orders)

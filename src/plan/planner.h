@@ -69,6 +69,13 @@ class Planner {
   Status build(const Decision& d, const sched::CollArgs& args, int rank,
                sched::Schedule* out) const;
 
+  // The rounds the cost model prices `d` by (real schedules, or the algorithm's pattern for
+  // communicators too big to build); `priced` false when neither is possible.
+  Status rounds(const sched::CollArgs& args, const Decision& d, std::vector<Round>* out,
+                bool* priced = nullptr) const;
+  // Whether `algo` pipelines chunks (its reductions overlap its transfers).
+  static bool pipelined(const std::string& algo);
+
   static uint64_t messageBytes(const sched::CollArgs& args, int nranks);
   static double busFactor(sched::CollType coll, int nranks);
   const CostModel& model() const { return *model_; }

@@ -145,5 +145,111 @@ TEST(CostModel, ParamsParse) {
   EXPECT_EQ(back.toString(), p.toString());
 }
 
+// The calibration's terms: cores, and per algorithm and transport a base, a per-round cost and a
+// bandwidth efficiency; they survive the round trip through the params file, and malformed ones
+// are errors naming the key.
+TEST(CostModel, FitParamsParse) {
+  CostParams p;
+  ASSERT_TRUE(CostParams::parse("cores=2,fit.ring.shm.baseUs=3,fit.ring.shm.roundUs=0,"
+                                "fit.ring.shm.bwEff=0.5,fit.rd.tcp.roundUs=7",
+                                &p)
+                  .ok());
+  EXPECT_DOUBLE_EQ(p.cores, 2);
+  ASSERT_NE(p.fit("ring", Transport::kShm), nullptr);
+  EXPECT_DOUBLE_EQ(p.fit("ring", Transport::kShm)->baseUs, 3);
+  EXPECT_DOUBLE_EQ(p.fit("ring", Transport::kShm)->bwEff, 0.5);
+  EXPECT_DOUBLE_EQ(p.fit("rd", Transport::kTcp)->roundUs, 7);
+  EXPECT_DOUBLE_EQ(p.fit("rd", Transport::kTcp)->bwEff, 1);  // unset: the identity
+  EXPECT_EQ(p.fit("ring", Transport::kTcp), nullptr);
+  CostParams back;
+  ASSERT_TRUE(CostParams::parse(p.toString(), &back).ok());
+  EXPECT_EQ(back.toString(), p.toString());
+  for (const char* bad : {"fit.ring.baseUs=1", "fit.ring.shm.speed=1", "fit.ring.shm.bwEff=0",
+                          "fit.ring.shm.baseUs=-1", "cores=-2"}) {
+    Status s = CostParams::parse(bad, &p);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find(std::string(bad).substr(0, std::string(bad).find('='))),
+              std::string::npos)
+        << s.message();
+  }
+}
+
+Placement oneHost(int p) {
+  Placement pl;
+  pl.nranks = p;
+  pl.hostOf.assign(p, 0);
+  return pl;
+}
+
+// A pipelined algorithm reduces chunk k while chunk k+1 is in flight: its round costs the larger of
+// transfer and reduction; a step that must reduce before it sends on pays both.
+TEST(CostModel, PipelinedRoundsOverlapTheReduction) {
+  CostParams cp;
+  cp.shmGBps = 2;
+  cp.hostMemGBps = 100;
+  cp.reduceGBps = 4;
+  CostModel m(oneHost(2), cp);
+  const uint64_t b = 1 << 20;
+  Round r{{{0, 1, b}, {1, 0, b}}, 1, b};
+  const RoundCost c = m.roundCost(r);
+  EXPECT_NEAR(c.bandwidth, b / 2e9, 1e-12);
+  EXPECT_NEAR(c.compute, b / 4e9, 1e-12);
+  PriceOpts piped;
+  piped.pipelined = true;
+  EXPECT_NEAR(m.price({r}), c.latency + c.bandwidth + c.compute, 1e-12);
+  EXPECT_NEAR(m.price({r}, nullptr, piped), c.latency + c.bandwidth, 1e-12);
+}
+
+// 8 ranks on one host with 2 cores: the round's 8 message latencies, copies and reductions are CPU
+// work spread over 2 cores, so a round in which every rank sends costs 4 alphas, not 1.
+TEST(CostModel, CoresSerialiseTheRanksOfARound) {
+  CostParams cp;
+  cp.hostMemGBps = 1000;
+  std::vector<Flow> ring;
+  for (int r = 0; r < 8; ++r) ring.push_back({r, (r + 1) % 8, 1 << 20});
+  Round round{ring, 1, 1 << 20, 8 << 20};
+  RoundCost free = CostModel(oneHost(8), cp).roundCost(round);
+  cp.cores = 2;
+  RoundCost shared = CostModel(oneHost(8), cp).roundCost(round);
+  EXPECT_NEAR(free.latency, cp.shmAlphaUs * 1e-6, 1e-12);
+  EXPECT_NEAR(shared.latency, 4 * cp.shmAlphaUs * 1e-6, 1e-12);
+  EXPECT_NEAR(shared.bandwidth, 4 * free.bandwidth, 1e-12);
+  EXPECT_NEAR(shared.compute, 4 * free.compute, 1e-12);
+  EXPECT_EQ(shared.activeRanks, 8);
+  EXPECT_NE(shared.bottleneck.find("cpu"), std::string::npos);
+}
+
+// The fit of (algorithm, transport) is added on top of the model: base once, roundUs per round
+// (times the cores' oversubscription), and the transfer divided by bwEff; the transport is shm for
+// a one-host communicator and the inter-host transport otherwise, and other algorithms are
+// untouched.
+TEST(CostModel, AlgoFitIsAppliedPerAlgorithmAndTransport) {
+  CostParams cp;
+  cp.cores = 2;
+  ASSERT_TRUE(CostParams::parse("fit.ring.shm.baseUs=10,fit.ring.shm.roundUs=2,"
+                                "fit.ring.shm.bwEff=0.5",
+                                &cp)
+                  .ok());
+  CostModel m(oneHost(4), cp);
+  EXPECT_EQ(m.fitTransport(), Transport::kShm);
+  std::vector<Flow> f;
+  for (int r = 0; r < 4; ++r) f.push_back({r, (r + 1) % 4, 1 << 16});
+  const std::vector<Round> rounds = {Round{f, 3, 0}};
+  const CostModel::Terms t = m.terms(rounds, false);
+  EXPECT_DOUBLE_EQ(t.rounds, 3 * 2.0);  // 4 active ranks on 2 cores, 3 times
+  PriceOpts ring;
+  ring.algo = "ring";
+  EXPECT_NEAR(m.price(rounds, nullptr, ring), 10e-6 + t.fixed + 2e-6 * t.rounds + t.transfer / 0.5,
+              1e-12);
+  PriceOpts rd;
+  rd.algo = "rd";
+  EXPECT_NEAR(m.price(rounds, nullptr, rd), t.fixed + t.transfer, 1e-12);
+  Placement two = oneHost(4);
+  two.hostOf = {0, 0, 1, 1};
+  CostModel overTcp(two, cp);
+  EXPECT_EQ(overTcp.fitTransport(), Transport::kTcp);
+  EXPECT_EQ(overTcp.price(rounds, nullptr, ring), overTcp.price(rounds));
+}
+
 }  // namespace
 }  // namespace loom::plan

@@ -172,6 +172,25 @@ TEST(Planner, EnvironmentOverridesAndBadValues) {
   EXPECT_NE(unknown.choose(allreduce(8)).source.find("nosuch"), std::string::npos);
 }
 
+// A calibrated fit (loom-plan --calibrate) adds what the alpha-beta rounds do not see of one
+// algorithm's implementation on one transport. Two ranks on one host: by the plain model the
+// single exchange of recursive doubling wins at 8 B; when the measurements say each of its calls
+// costs 20 us more (its scratch staging), the planner must move to another algorithm. At 64 MiB a
+// ring whose measured bandwidth efficiency is 3x the model's must win. The same fits, keyed by
+// shm, leave a communicator over tcp alone.
+TEST(Planner, CalibratedFitsSteerTheChoice) {
+  PlannerContext c = flat(1, 2, Transport::kTcp);
+  EXPECT_STREQ(Planner(c).choose(allreduce(8)).algo->name, "rd");
+  ASSERT_TRUE(CostParams::parse("fit.rd.shm.baseUs=20,fit.ring.shm.bwEff=3", &c.params).ok());
+  Planner fitted(c);
+  EXPECT_STRNE(fitted.choose(allreduce(8)).algo->name, "rd") << fitted.explain(allreduce(8));
+  EXPECT_STREQ(fitted.choose(allreduce(64 << 20)).algo->name, "ring")
+      << fitted.explain(allreduce(64 << 20));
+  PlannerContext tcp = flat(2, 1, Transport::kTcp);
+  tcp.params = c.params;
+  EXPECT_STREQ(Planner(tcp).choose(allreduce(8)).algo->name, "rd");
+}
+
 TEST(Planner, DecisionsAreCachedAndExplained) {
   Planner pl(flat(4, 2, Transport::kTcp));
   const Decision* a = &pl.choose(allreduce(4096));

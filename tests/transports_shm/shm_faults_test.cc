@@ -18,25 +18,6 @@ using transport::Request;
 using transport::Transport;
 using Clock = std::chrono::steady_clock;
 
-bool contains(const std::string& s, const std::string& what) {
-  return s.find(what) != std::string::npos;
-}
-
-Request makeRecv(uint8_t* dst, uint64_t n) {
-  Request r;
-  r.kind = Request::kRecv;
-  r.dst = dst;
-  r.bytes = n;
-  return r;
-}
-Request makeSend(const uint8_t* src, uint64_t n) {
-  Request r;
-  r.kind = Request::kSend;
-  r.src = src;
-  r.bytes = n;
-  return r;
-}
-
 double cpuSeconds() {
   rusage u;
   getrusage(RUSAGE_SELF, &u);

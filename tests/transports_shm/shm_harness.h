@@ -71,6 +71,24 @@ std::string checkPattern(const uint8_t* p, uint64_t n, int src, int dst, int msg
 
 double secondsSince(std::chrono::steady_clock::time_point t0);
 
+inline bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+inline transport::Request makeRecv(uint8_t* dst, uint64_t n) {
+  transport::Request r;
+  r.kind = transport::Request::kRecv;
+  r.dst = dst;
+  r.bytes = n;
+  return r;
+}
+inline transport::Request makeSend(const uint8_t* src, uint64_t n) {
+  transport::Request r;
+  r.kind = transport::Request::kSend;
+  r.src = src;
+  r.bytes = n;
+  return r;
+}
+
 }  // namespace loom::test
 
 // Body-side checks: return a message naming rank, file and line.

@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
   std::string minS = "8", maxS = "1g", explainS, paramsText, paramsFile, saveParams, algo, tune;
   int hosts = 0, perHost = 1, ranks = 0;
   bool calibrate = false;
+  std::string measure;
+  int rounds = 5;
   std::string placement = "linear";
   app.add_option("--topo", json, "Topology JSON file (loom-topo --dump)");
   app.add_option("--ibnet", ibnet, "ibnetdiscover output file");
@@ -73,11 +75,17 @@ int main(int argc, char** argv) {
                  "order (a job spread over the machine by its scheduler)");
   app.add_flag("--calibrate", calibrate,
                "Measure this machine's shm/tcp alpha-beta and reduce rate");
+  app.add_option("--measure", measure,
+                 "shm or tcp: time all-reduce with every algorithm forced and with the planner's "
+                 "choice on --ranks forked ranks, sizes --min to --max x4 (and --max), in "
+                 "interleaved --rounds; prints one JSON line per size");
+  app.add_option("--rounds", rounds, "With --measure: rounds over all candidates");
   CLI11_PARSE(app, argc, argv);
+  if (!measure.empty()) return loomplan::measureMain(measure, ranks, minS, maxS, rounds, paramsFile);
 
   plan::CostParams params;
   if (calibrate) {
-    Status s = loomplan::calibrate(&params);
+    Status s = loomplan::calibrate(&params, true);
     if (!s.ok()) {
       std::cerr << "loom-plan: calibration failed: " << s.toString() << "\n";
       return 1;

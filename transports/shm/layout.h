@@ -4,6 +4,8 @@
 // control block (doorbell futex, liveness state, pid) and one ring per sender s (the directed
 // pair s -> r). Senders map the receiver's segment and write into their ring; the receiver copies
 // or reduces straight out of it. The segment is unlinked as soon as every peer has mapped it.
+// Large messages may instead travel single-copy (Cross Memory Attach, see transport.h): the ring
+// then carries only a descriptor slot and the receiver acknowledges through RingCounters::cmaAcked.
 #pragma once
 
 #include <atomic>
@@ -19,7 +21,7 @@ constexpr size_t kCounterStride = 128;
 // Every message starts on a kSlot boundary and is padded to it, so elements never straddle the
 // ring's end and a receive can reduce in place from the ring.
 constexpr size_t kSlot = 64;
-constexpr uint64_t kSegmentMagic = 0x6c6f6f6d73686d31ull;  // "loomshm1"
+constexpr uint64_t kSegmentMagic = 0x6c6f6f6d73686d32ull;  // "loomshm2"
 constexpr uint32_t kMessageMagic = 0x6d736731u;            // "msg1"
 
 enum PeerState : uint32_t { kAlive = 0, kClosed = 1, kAborted = 2 };
@@ -38,6 +40,9 @@ struct alignas(kCounterStride) ControlBlock {
   int32_t rank;
   int32_t nranks;
   int32_t pid;
+  // CMA probe: a peer reads 8 bytes at probeAddr in our process and expects probeValue.
+  uint64_t probeAddr;
+  uint64_t probeValue;
   alignas(kCounterStride) Doorbell doorbell;
   alignas(kCounterStride) std::atomic<uint32_t> state;  // PeerState
   // ringOffset[s]: offset of the ring from sender s (0: s is not a peer). nranks entries follow.
@@ -47,17 +52,28 @@ struct alignas(kCounterStride) ControlBlock {
 struct alignas(kCounterStride) RingCounters {
   alignas(kCounterStride) std::atomic<uint64_t> head;  // bytes published by the sender
   alignas(kCounterStride) std::atomic<uint64_t> tail;  // bytes consumed by the receiver
+  // Single-copy (CMA) messages the receiver has finished reading: the sender's buffers of the
+  // first cmaAcked CMA messages may be reused.
+  alignas(kCounterStride) std::atomic<uint64_t> cmaAcked;
+  // Written by the receiver during setup, before the second setup round: kCmaUsable when it can
+  // read the sender's memory and LOOM_SHM_CMA allows single-copy on this pair.
+  alignas(kCounterStride) std::atomic<uint32_t> cmaState;
 };
+enum CmaState : uint32_t { kCmaUnknown = 0, kCmaUsable = 1, kCmaUnusable = 2 };
 // Ring data starts kRingDataOffset bytes after the counters.
 constexpr size_t kRingDataOffset = 4096;
 
 // First kSlot bytes of every message in the ring.
+// With kFlagCma the payload is not in the ring: the receiver reads `bytes` bytes at `addr` in the
+// sender's process (pid known from setup) and then bumps RingCounters::cmaAcked.
 struct MessageHeader {
   uint32_t magic;
-  uint32_t reserved;
+  uint32_t flags;  // kFlag*
   uint64_t seq;    // per directed pair, from 0
-  uint64_t bytes;  // payload bytes that follow (then padding to kSlot)
+  uint64_t bytes;  // payload bytes that follow (then padding to kSlot), or that `addr` holds
+  uint64_t addr;   // kFlagCma: address of the payload in the sender's process
 };
+constexpr uint32_t kFlagCma = 1;
 static_assert(sizeof(MessageHeader) <= kSlot, "header fits a slot");
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "futex word must be lock free");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters must be lock free");

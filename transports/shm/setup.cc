@@ -6,13 +6,19 @@
 //   2. each rank maps its peers' segments and checks them, then all gather again.
 // After round 2 (whatever its outcome) every rank unlinks its own name; on failure it also unlinks
 // its peers' names, so a rank that died half way leaves nothing behind in /dev/shm.
+// The single-copy probe runs in round 2: after mapping a peer's segment a rank reads the peer's
+// probe word with process_vm_readv and writes the outcome into the ring from that peer; after the
+// round every sender reads the outcome of its rings.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <new>
@@ -25,6 +31,8 @@ namespace loom::transport::shm {
 namespace {
 
 constexpr uint64_t kMinRingBytes = 4096;
+
+std::atomic<int> g_failProbeRank{-1};
 
 size_t controlBytes(int nranks) {
   return alignUp(offsetof(ControlBlock, ringOffset) + sizeof(uint64_t) * nranks, 4096);
@@ -114,8 +122,10 @@ Status ShmTransport::create(const SetupArgs& args, std::unique_ptr<Transport>* o
   }
   std::unique_ptr<ShmTransport> t(new ShmTransport(args));
   LOOM_CHECK(t->setup(args));
+  int cma = 0;
+  for (const Peer& p : t->peers_) cma += p.cmaSend ? 1 : 0;
   LOOM_INFO(NET, "shm transport ready: ", t->peers_.size(), " peers, ring ", t->ringBytes_,
-            " bytes");
+            " bytes, single copy (CMA, LOOM_SHM_CMA=", params::shmCma(), ") to ", cma, " of them");
   *out = std::move(t);
   return Status();
 }
@@ -124,12 +134,85 @@ Status ShmTransport::setup(const SetupArgs& args) {
   spinUs_ = std::max<int64_t>(params::spinUs(), 0);
   int64_t want = params::shmBufferBytes();
   ringBytes_ = alignUp(static_cast<uint64_t>(std::max<int64_t>(want, kMinRingBytes)), kSlot);
-  Status created = peers_.empty() ? Status() : createOwnSegment(args);
+  Status created = readCmaParams();
+  if (created.ok() && !peers_.empty()) created = createOwnSegment(args);
   Status st = agree(args, created, "create segments");
   if (st.ok()) st = agree(args, peers_.empty() ? Status() : mapPeers(args), "map peer segments");
   unlinkNames(/*includePeers=*/!st.ok());
+  if (st.ok()) adoptCmaStates();
   return st;
 }
+
+Status ShmTransport::readCmaParams() {
+  std::string mode = params::shmCma();
+  if (mode == "off") {
+    cmaMode_ = CmaMode::kOff;
+  } else if (mode == "auto" || mode.empty()) {
+    cmaMode_ = CmaMode::kAuto;
+  } else if (mode == "on") {
+    cmaMode_ = CmaMode::kOn;
+  } else {
+    return invalidArgument("LOOM_SHM_CMA='", mode, "' is not auto, on or off");
+  }
+  int64_t threshold = params::shmCmaThreshold();
+  if (threshold < 0) return invalidArgument("LOOM_SHM_CMA_THRESHOLD=", threshold, " is negative");
+  cmaThreshold_ = std::max<uint64_t>(static_cast<uint64_t>(threshold), 1);
+  if (cmaMode_ != CmaMode::kOff) {
+    cmaBlock_.reset(new (std::nothrow) uint8_t[kCmaBlockBytes]);
+    if (!cmaBlock_) return systemError("shm: cannot allocate ", kCmaBlockBytes, " bytes");
+  }
+  return Status();
+}
+
+// Reads the peer's probe word with process_vm_readv and records in the ring from that peer whether
+// it may send single-copy to us.
+Status ShmTransport::probeCma(Peer& p) {
+  uint32_t state = kCmaUnusable;
+  if (cmaMode_ != CmaMode::kOff) {
+    const ControlBlock* cb = p.remote->control();
+    std::string why;
+    int fail = g_failProbeRank.load();
+    if (fail == rank_ || fail == -2) {
+      why = strCat("process_vm_readv: ", std::strerror(EPERM), " (test hook)");
+    } else {
+      uint64_t got = 0;
+      iovec local{&got, sizeof got};
+      iovec remote{reinterpret_cast<void*>(cb->probeAddr), sizeof got};
+      ssize_t n = process_vm_readv(p.id.pid, &local, 1, &remote, 1, 0);
+      if (n < 0)
+        why = strCat("process_vm_readv: ", std::strerror(errno));
+      else if (n != sizeof got || got != cb->probeValue)
+        why = "process_vm_readv read the wrong bytes";
+    }
+    if (why.empty()) {
+      p.cmaRecv = true;
+      state = kCmaUsable;
+      LOOM_INFO(NET, "shm: ", p.id.describe(), " -> rank ", rank_, ": single copy (CMA) for ",
+                "messages of at least ", cmaThreshold_, " bytes");
+    } else if (cmaMode_ == CmaMode::kOn) {
+      return systemError("shm: LOOM_SHM_CMA=on but rank ", rank_, " cannot read the memory of ",
+                         p.id.describe(), " (", why, "); use LOOM_SHM_CMA=auto or off");
+    } else {
+      LOOM_INFO(NET, "shm: ", p.id.describe(), " -> rank ", rank_,
+                ": copy path through the ring (CMA probe failed: ", why, ")");
+    }
+  }
+  p.recvCtr->cmaState.store(state, std::memory_order_release);
+  return Status();
+}
+
+void ShmTransport::adoptCmaStates() {
+  for (Peer& p : peers_) {
+    p.cmaSend = p.sendCtr->cmaState.load(std::memory_order_acquire) == kCmaUsable;
+  }
+}
+
+bool ShmTransport::singleCopyTo(int peer) const {
+  if (peer < 0 || peer >= nranks_ || peerIndex_[peer] < 0) return false;
+  return peers_[peerIndex_[peer]].cmaSend;
+}
+
+void ShmTransport::failCmaProbeForTesting(int rank) { g_failProbeRank.store(rank); }
 
 Status ShmTransport::createOwnSegment(const SetupArgs& args) {
   std::string name = segmentName(commTag_, rank_);
@@ -164,6 +247,11 @@ Status ShmTransport::createOwnSegment(const SetupArgs& args) {
   cb->rank = rank_;
   cb->nranks = nranks_;
   cb->pid = getpid();
+  probeWord_ = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) *
+                   0x9e3779b97f4a7c15ull |
+               1;
+  cb->probeAddr = reinterpret_cast<uint64_t>(&probeWord_);
+  cb->probeValue = probeWord_;
   size_t off = controlBytes(nranks_);
   for (Peer& p : peers_) {
     cb->ringOffset[p.rank] = off;
@@ -208,6 +296,7 @@ Status ShmTransport::mapPeers(const SetupArgs& args) {
     p.sendCtr = reinterpret_cast<RingCounters*>(p.remote->base() + off);
     p.sendData = p.remote->base() + off + kRingDataOffset;
     p.sendRingBytes = cb->ringBytes;
+    LOOM_CHECK(probeCma(p));
   }
   return Status();
 }

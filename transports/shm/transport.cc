@@ -4,6 +4,7 @@
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <climits>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "kernels/reduce.h"
 
@@ -91,16 +93,24 @@ bool ShmTransport::pumpSends(Peer& p) {
   };
   while (!p.sends.empty()) {
     Request* r = p.sends.front();
+    const bool single = p.cmaSend && r->bytes >= cmaThreshold_;
     if (!p.sendStarted) {
       if (freeBytes(kSlot) < kSlot) break;
       auto* h = reinterpret_cast<MessageHeader*>(p.sendData + p.sendHead % ring);
       h->magic = kMessageMagic;
-      h->reserved = 0;
+      h->flags = single ? kFlagCma : 0;
       h->seq = p.sendSeq++;
       h->bytes = r->bytes;
+      h->addr = single ? reinterpret_cast<uint64_t>(r->src) : 0;
       p.sendHead += kSlot;
       p.sendStarted = moved = true;
       p.sendCtr->head.store(p.sendHead, std::memory_order_release);
+    }
+    if (single) {  // the receiver reads r->src itself; complete once it acknowledges
+      p.unacked.push_back({r, ++p.cmaSent});
+      p.sends.pop_front();
+      p.sendStarted = false;
+      continue;
     }
     while (r->doneBytes < r->bytes) {
       uint64_t left = r->bytes - r->doneBytes;
@@ -122,11 +132,68 @@ bool ShmTransport::pumpSends(Peer& p) {
     // Padding to the next slot is never written; it only moves the cursor.
     p.sendHead = alignUp(p.sendHead, kSlot);
     p.sendCtr->head.store(p.sendHead, std::memory_order_release);
-    r->complete = true;
+    if (p.unacked.empty()) {
+      r->complete = true;
+    } else {
+      p.unacked.push_back({r, 0});  // completes after the single-copy sends before it
+    }
     p.sends.pop_front();
     p.sendStarted = false;
   }
   return moved;
+}
+
+// Completes handed-over sends, in order, as far as the receiver has acknowledged single copies.
+bool ShmTransport::reapAcks(Peer& p) {
+  if (p.unacked.empty()) return false;
+  const uint64_t acked = p.sendCtr->cmaAcked.load(std::memory_order_acquire);
+  bool moved = false;
+  while (!p.unacked.empty() && p.unacked.front().ack <= acked) {
+    Request* r = p.unacked.front().req;
+    r->doneBytes = r->bytes;
+    r->complete = moved = true;
+    p.unacked.pop_front();
+  }
+  return moved;
+}
+
+// Reads a single-copy message from the sender's process: straight into dst, or block by block
+// through cmaBlock_ and reduced into dst. A sender that died shows up as ESRCH (or EFAULT while
+// its memory is being torn down) and is reported as died.
+Status ShmTransport::readSingleCopy(Peer& p, Request* r, bool* moved) {
+  const size_t elem = r->operand ? dtypeSize(r->dtype) : 1;
+  const uint64_t step = r->operand ? kCmaBlockBytes / elem * elem : kCmaSliceBytes;
+  while (r->doneBytes < r->bytes) {
+    const uint64_t n = std::min(r->bytes - r->doneBytes, step);
+    uint8_t* to = r->operand ? cmaBlock_.get() : r->dst + r->doneBytes;
+    uint64_t got = 0;
+    while (got < n) {
+      iovec local{to + got, n - got};
+      iovec remote{reinterpret_cast<void*>(p.recvAddr + r->doneBytes + got), n - got};
+      ssize_t rc = process_vm_readv(p.id.pid, &local, 1, &remote, 1, 0);
+      if (rc > 0) {
+        got += static_cast<uint64_t>(rc);
+        continue;
+      }
+      int err = rc == 0 ? EFAULT : errno;
+      if (err == EINTR) continue;
+      // A process being killed may still exist while its memory is already gone.
+      for (int i = 0; i < 100 && err != ESRCH && !processGone(p.id.pid); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (err == ESRCH || processGone(p.id.pid))
+        return remoteError("peer ", p.id.describe(), " died");
+      return errnoStatus(strCat("shm: single-copy read of ", n - got, " bytes from ",
+                                p.id.describe(), " by rank ", rank_),
+                         err);
+    }
+    if (r->operand) {
+      kernels::reduce(r->dst + r->doneBytes, r->operand + r->doneBytes, to, n / elem, r->dtype,
+                      r->op);
+    }
+    r->doneBytes += n;
+    *moved = true;
+  }
+  return Status();
 }
 
 Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
@@ -149,10 +216,24 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
       if (h->bytes != r->bytes)
         return invalidUsage("shm: message #", p.recvSeq, " from peer ", p.id.describe(), " has ",
                             h->bytes, " bytes but rank ", rank_, " posted a receive of ", r->bytes);
+      p.recvCma = (h->flags & kFlagCma) != 0;
+      if (p.recvCma && !p.cmaRecv)
+        return internalError("shm: single-copy message #", p.recvSeq, " from peer ",
+                             p.id.describe(), " but rank ", rank_, " cannot read that peer");
+      p.recvAddr = h->addr;
       ++p.recvSeq;
       p.recvTail += kSlot;
       p.recvStarted = *moved = true;
       p.recvCtr->tail.store(p.recvTail, std::memory_order_release);
+    }
+    if (p.recvCma) {
+      LOOM_CHECK(readSingleCopy(p, r, moved));
+      p.recvCtr->cmaAcked.store(++p.cmaRead, std::memory_order_release);
+      ++cmaReceived_;
+      r->complete = true;
+      p.recvs.pop_front();
+      p.recvStarted = p.recvCma = false;
+      continue;
     }
     const size_t elem = r->operand ? dtypeSize(r->dtype) : 1;
     while (r->doneBytes < r->bytes) {
@@ -187,7 +268,8 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
 Status ShmTransport::pumpPeer(Peer& p, bool* moved) {
   *moved = false;
   Status st;
-  if (!p.sends.empty()) *moved = pumpSends(p);
+  if (!p.unacked.empty()) *moved = reapAcks(p);
+  if (!p.sends.empty()) *moved = pumpSends(p) || *moved;
   if (!p.recvs.empty()) st = pumpRecvs(p, moved);
   if (*moved) ringDoorbell(p.remote->control(), /*forceWake=*/false);
   return st;
@@ -196,22 +278,23 @@ Status ShmTransport::pumpPeer(Peer& p, bool* moved) {
 // A peer with requests pending that made no progress: an error if the peer aborted, or closed
 // and what we wait for is not already in the ring.
 Status ShmTransport::checkStalled(Peer& p) {
-  if (p.sends.empty() && p.recvs.empty()) return Status();
+  if (!p.busy()) return Status();
   uint32_t state = p.remote->control()->state.load(std::memory_order_acquire);
   if (state == kAlive) return Status();
   if (state == kAborted) return remoteError("peer ", p.id.describe(), " aborted its communicator");
   bool moved = false;  // closed: its last data was published before the flag; take it first
   LOOM_CHECK(pumpPeer(p, &moved));
-  if (moved || (p.sends.empty() && p.recvs.empty())) return Status();
-  return remoteError("peer ", p.id.describe(), " closed its shm transport with ", p.sends.size(),
-                     " sends and ", p.recvs.size(), " receives of rank ", rank_, " pending");
+  if (moved || !p.busy()) return Status();
+  return remoteError("peer ", p.id.describe(), " closed its shm transport with ",
+                     p.sends.size() + p.unacked.size(), " sends and ", p.recvs.size(),
+                     " receives of rank ", rank_, " pending");
 }
 
 Status ShmTransport::progress(bool* progressed) {
   *progressed = false;
   lastSeenSeq_ = bell()->seq.load(std::memory_order_acquire);
   for (Peer& p : peers_) {
-    if (p.sends.empty() && p.recvs.empty()) continue;
+    if (!p.busy()) continue;
     bool moved = false;
     LOOM_CHECK(pumpPeer(p, &moved));
     if (moved) {

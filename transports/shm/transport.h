@@ -11,6 +11,20 @@
 // executor may forward it before the receive completes). A size mismatch between the k-th send
 // and the k-th receive of a pair is reported (InvalidUsage) by the receiver.
 //
+// Single copy (Cross Memory Attach). A message of at least LOOM_SHM_CMA_THRESHOLD bytes to a peer
+// that can read our memory is not copied into the ring: the sender writes a descriptor slot (header
+// with kFlagCma and the source address) and the receiver copies straight out of the sender's
+// buffer with process_vm_readv, or, for a reducing receive, reads it in cache-sized blocks into a
+// small local buffer and reduces from there into the destination. The receiver then bumps the
+// ring's cmaAcked counter; only then is the send complete (so the sender's buffer is read before
+// an executor may reuse it, as Request requires). Sends still complete in FIFO order: a ring send
+// queued behind an unacknowledged single-copy send completes with it. Whether a pair may use it is
+// decided once at setup: the receiver reads a probe word in the sender's process
+// (process_vm_readv fails with EPERM under Yama ptrace_scope >= 1 for non-descendants, or where a
+// seccomp profile forbids it) and records the outcome in the ring's cmaState; LOOM_SHM_CMA=auto
+// falls back to the ring for that pair (logged at INFO), =on makes setup fail, =off skips it. A
+// sender that dies mid-read makes process_vm_readv fail (ESRCH): the receiver reports it as died.
+//
 // Spinning. wait() spins for LOOM_SPIN_US, yielding the CPU every few pauses (more ranks than
 // cores is the normal case on small machines), then sleeps on the futex.
 //
@@ -75,6 +89,14 @@ class ShmTransport final : public Transport {
   static constexpr double kBandwidthGBs = 4.0;
   static constexpr double kLatencyUs = 2.0;
 
+  // Observability for tests: whether sends to `peer` may go single-copy, and how many single-copy
+  // messages this transport has received.
+  bool singleCopyTo(int peer) const;
+  uint64_t singleCopyReceived() const { return cmaReceived_; }
+  // Test hook, inherited by forked children: the CMA probe made by rank `rank` (-1: none, -2: every
+  // rank) fails as if process_vm_readv returned EPERM.
+  static void failCmaProbeForTesting(int rank);
+
  private:
   struct Peer {
     int rank = -1;
@@ -91,6 +113,20 @@ class ShmTransport final : public Transport {
     bool sendStarted = false;  // header of sends.front() written
     bool recvStarted = false;  // header of recvs.front() consumed
     std::deque<Request*> sends, recvs;
+    // Single copy: cmaSend (the peer reads our memory), cmaRecv (we read the peer's).
+    bool cmaSend = false, cmaRecv = false;
+    uint64_t cmaSent = 0;  // single-copy sends published
+    uint64_t cmaRead = 0;  // single-copy receives finished (what we acknowledged)
+    bool recvCma = false;  // recvs.front() is single-copy, its payload at recvAddr
+    uint64_t recvAddr = 0;
+    // Sends fully handed over but not yet complete, in order; `ack`: the cmaAcked value that
+    // completes it (0: none needed, it waits only for the ones before it).
+    struct Unacked {
+      Request* req;
+      uint64_t ack;
+    };
+    std::deque<Unacked> unacked;
+    bool busy() const { return !sends.empty() || !recvs.empty() || !unacked.empty(); }
   };
 
   explicit ShmTransport(const SetupArgs& args);
@@ -98,8 +134,13 @@ class ShmTransport final : public Transport {
   Status createOwnSegment(const SetupArgs& args);
   Status mapPeers(const SetupArgs& args);
   void unlinkNames(bool includePeers);
+  Status readCmaParams();
+  Status probeCma(Peer& p);
+  void adoptCmaStates();
 
   bool pumpSends(Peer& p);
+  bool reapAcks(Peer& p);
+  Status readSingleCopy(Peer& p, Request* r, bool* moved);
   Status pumpRecvs(Peer& p, bool* moved);
   Status checkStalled(Peer& p);
   Status pumpPeer(Peer& p, bool* moved);
@@ -123,6 +164,15 @@ class ShmTransport final : public Transport {
   std::atomic<uint64_t> wakeCount_{0};
   uint64_t wakeSeen_ = 0;
   Doorbell localBell_{};  // wait()/wake() without peers (no segment)
+  // Single copy (LOOM_SHM_CMA, LOOM_SHM_CMA_THRESHOLD). Reducing receives read kCmaBlockBytes at a
+  // time into cmaBlock_ (stays in L2), copies read kCmaSliceBytes at a time straight into dst.
+  static constexpr uint64_t kCmaBlockBytes = 128 << 10;
+  static constexpr uint64_t kCmaSliceBytes = 1 << 20;
+  enum class CmaMode { kOff, kAuto, kOn } cmaMode_ = CmaMode::kAuto;
+  uint64_t cmaThreshold_ = 0;
+  volatile uint64_t probeWord_ = 0;      // read by peers' probes
+  std::unique_ptr<uint8_t[]> cmaBlock_;  // reducing single-copy receives land here first
+  uint64_t cmaReceived_ = 0;
 };
 
 }  // namespace loom::transport::shm
