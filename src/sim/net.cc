@@ -140,6 +140,12 @@ void Net::scaleLevel(LinkLevel level, double factor) {
   ++version_;
 }
 
+int Net::addHostShared(int host, double gbps) {
+  const int root = hosts_[host].rootNode;
+  hosts_[host].sharedLink = addLinkPair(root, root, gbps, LinkLevel::kOther);
+  return hosts_[host].sharedLink;
+}
+
 std::string Net::linkName(int id) const {
   const Link& l = links_[id];
   return strCat(nodes_[l.from].name, "->", nodes_[l.to].name, " (", linkLevelName(l.level), ")");

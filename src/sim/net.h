@@ -63,6 +63,7 @@ struct HostInfo {
   std::vector<int32_t> nicNode;  // node ids
   std::vector<int32_t> nicLeaf;  // switch node each NIC plugs into (-1: none)
   int32_t rootNode = -1;
+  int32_t sharedLink = -1;  // addHostShared(): crossed by every flow between GPUs of the host
 };
 
 class Net {
@@ -116,6 +117,9 @@ class Net {
   void setSwitchUp(int node, bool up);
   // Scales every link of a level (e.g. model a degraded tier).
   void scaleLevel(LinkLevel level, double factor);
+  // A host-wide resource of `gbps` that every flow between two GPUs of `host` also crosses: what
+  // processes on one machine share (memory bandwidth, CPU cores). Returns its link id.
+  int addHostShared(int host, double gbps);
   std::string linkName(int id) const;
   uint64_t version() const { return version_; }  // bumped by every change; routers cache by it
 

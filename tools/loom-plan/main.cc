@@ -18,6 +18,7 @@
 #include "calibrate.h"
 #include "core/log.h"
 #include "plan/planner.h"
+#include "simulate.h"
 #include "topo/classify.h"
 #include "topo/ibnet.h"
 #include "topo/synth/synth.h"
@@ -70,6 +71,9 @@ int main(int argc, char** argv) {
   app.add_option("--save-params", saveParams, "With --calibrate: write the parameters here");
   app.add_option("--algo", algo, "As LOOM_ALGO");
   app.add_option("--tune", tune, "As LOOM_TUNE");
+  bool simulate = false;
+  loomplan::SimulateOptions simOpt;
+  loomplan::addSimulateOptions(&app, &simulate, &simOpt);
   app.add_option("--placement", placement,
                  "linear: rank r on host r / ranks-per-host; scatter: hosts in a seeded random "
                  "order (a job spread over the machine by its scheduler)");
@@ -185,6 +189,11 @@ int main(int argc, char** argv) {
     std::cerr << "loom-plan: bad --min/--max\n";
     return 1;
   }
+  if (simulate)
+    return loomplan::simulateMain(&planner,
+                                  {haveFabric ? &t : nullptr, hosts, perHost, ranks, ctx.hostOf,
+                                   ctx.interHost, params, simOpt},
+                                  args, lo, hi, countFor);
   std::vector<std::string> names;
   for (const algo::AlgoInfo* a : algo::algosFor(args.coll)) names.push_back(a->name);
   std::printf("%8s", "size");

@@ -1,0 +1,185 @@
+// loom-plan --simulate: the planner consults the flow-level simulator where its cost model is
+// unsure, decides by simulated time there, and leaves sure cases alone; the local-machine model
+// (ranks as processes sharing cores) gives the textbook ring time.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "plan/planner.h"
+#include "tools/loom-plan/simulate.h"
+#include "topo/classify.h"
+#include "topo/synth/synth.h"
+
+namespace loom::plan {
+namespace {
+
+sched::CollArgs allreduce(uint64_t bytes) {
+  sched::CollArgs a;
+  a.coll = sched::CollType::kAllReduce;
+  a.dtype = DataType::kFloat32;
+  a.count = bytes / 4;
+  return a;
+}
+
+// Fat-tree 2:1 (4 leaves x 4 hosts, 2 spines), ranks scattered round-robin over the leaves: a
+// rank-order ring crosses a leaf's uplinks on every hop (the planner_test fixture).
+struct Oversubscribed {
+  topo::Topology t;
+  PlannerContext ctx;
+  std::unique_ptr<Planner> planner;
+  loomplan::SimulateSetup setup;
+  Oversubscribed() {
+    topo::synth::FatTreeParams fp;
+    fp.leavesPerPod = 4;
+    fp.spinesPerPod = 2;
+    fp.hostsPerLeaf = 4;
+    EXPECT_TRUE(topo::synth::generateFatTree(fp, &t).ok());
+    topo::classify(&t);
+    ctx.nranks = 16;
+    for (int r = 0; r < 16; ++r) ctx.hostOf.push_back((r % 4) * 4 + r / 4);
+    ctx.interHost = Transport::kNet;
+    ctx.topology = &t;
+    ctx.readEnv = false;
+    ctx.params.reduceGBps = 500;
+    planner = std::make_unique<Planner>(ctx);
+    setup.topology = &t;
+    setup.hosts = 16;
+    setup.perHost = 1;
+    setup.nranks = 16;
+    setup.hostOf = ctx.hostOf;
+    setup.interHost = ctx.interHost;
+    setup.params = ctx.params;
+  }
+};
+
+TEST(PlanSimulate, UnsureOnOversubscribedFabricDecidesBySimulatedTime) {
+  Oversubscribed f;
+  loomplan::PlanSimulator ps(f.planner.get(), f.setup);
+  ASSERT_TRUE(ps.init().ok());
+  const sched::CollArgs a = allreduce(64 << 20);
+  loomplan::SimulatedRow row;
+  ASSERT_TRUE(ps.row(a, &row).ok());
+  EXPECT_TRUE(row.consulted) << row.why;
+  EXPECT_NE(row.why, "sure");
+  ASSERT_GE(row.sims.size(), 2u);
+  const loomplan::SimulatedCandidate* least = nullptr;
+  for (const auto& c : row.sims) {
+    EXPECT_GT(c.simSec, 0) << c.d.describe() << " " << c.skipped;
+    if (!least || c.simSec < least->simSec) least = &c;
+  }
+  // The model's own choice is among the simulated, and the decision is the least simulated time.
+  EXPECT_EQ(row.sims[0].d.describe(), row.model.describe());
+  EXPECT_EQ(row.by, "simulator");
+  EXPECT_EQ(row.decision.describe(), least->d.describe());
+  EXPECT_DOUBLE_EQ(row.decisionSimSec, least->simSec);
+}
+
+TEST(PlanSimulate, TableListsSimulatedTimes) {
+  Oversubscribed f;
+  testing::internal::CaptureStdout();
+  int rc = loomplan::simulateMain(f.planner.get(), f.setup, allreduce(0), 16 << 20, 64 << 20,
+                                  [](uint64_t b) { return b / 4; });
+  std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("# simulator: the topology's fabric"), std::string::npos) << out;
+  for (const char* size : {"16M", "32M", "64M"})
+    EXPECT_NE(out.find(std::string("     ") + size + " | "), std::string::npos) << out;
+  EXPECT_NE(out.find("simulator ("), std::string::npos) << out;
+  EXPECT_NE(out.find("   ~ "), std::string::npos) << out;
+}
+
+TEST(PlanSimulate, SureCaseDoesNotConsultTheSimulator) {
+  // Flat tcp network, 4 hosts, 8 bytes: recursive doubling (2 messages) is far ahead of every
+  // other algorithm and no resource is shared.
+  PlannerContext c;
+  c.nranks = 4;
+  c.hostOf = {0, 1, 2, 3};
+  c.interHost = Transport::kTcp;
+  c.readEnv = false;
+  Planner pl(c);
+  loomplan::SimulateSetup s;
+  s.hosts = 4;
+  s.nranks = 4;
+  s.hostOf = c.hostOf;
+  s.interHost = c.interHost;
+  s.params = c.params;
+  loomplan::PlanSimulator ps(&pl, s);
+  ASSERT_TRUE(ps.init().ok());
+  loomplan::SimulatedRow row;
+  ASSERT_TRUE(ps.row(allreduce(8), &row).ok());
+  EXPECT_FALSE(row.consulted);
+  EXPECT_EQ(row.why, "sure");
+  EXPECT_TRUE(row.sims.empty());
+  EXPECT_EQ(row.by, "model");
+  EXPECT_EQ(row.decision.describe(), row.model.describe());
+}
+
+TEST(PlanSimulate, OverBudgetLeavesTheDecisionToTheModel) {
+  Oversubscribed f;
+  f.setup.opt.flowBudget = 10;
+  loomplan::PlanSimulator ps(f.planner.get(), f.setup);
+  ASSERT_TRUE(ps.init().ok());
+  loomplan::SimulatedRow row;
+  ASSERT_TRUE(ps.row(allreduce(64 << 20), &row).ok());
+  ASSERT_FALSE(row.sims.empty());
+  for (const auto& c : row.sims) {
+    EXPECT_LT(c.simSec, 0);
+    EXPECT_NE(c.skipped.find("over budget"), std::string::npos) << c.skipped;
+  }
+  EXPECT_EQ(row.by, "model (simulator over budget)");
+  EXPECT_EQ(row.decision.describe(), row.model.describe());
+}
+
+// One machine with 2 cores: p ranks share 2 x 6 GB/s, so a ring step with p concurrent flows
+// moves each at 12/p GB/s (6 GB/s at most: one process). With reductions and latency made
+// negligible, the ring all-reduce takes 2 (p-1) steps of S/p bytes at that rate.
+TEST(PlanSimulate, LocalMachineSharesCoresAmongRanks) {
+  for (int p : {2, 4, 8}) {
+    PlannerContext c;
+    c.nranks = p;
+    c.hostOf.assign(p, 0);
+    c.readEnv = false;
+    c.algo = "allreduce:ring";
+    ASSERT_TRUE(
+        CostParams::parse("shmAlphaUs=0.001,shmGBps=6,hostMemGBps=100,reduceGBps=1e6", &c.params)
+            .ok());
+    Planner pl(c);
+    loomplan::SimulateSetup s;
+    s.perHost = p;
+    s.nranks = p;
+    s.hostOf = c.hostOf;
+    s.params = c.params;
+    s.opt.localCores = 2;
+    loomplan::PlanSimulator ps(&pl, s);
+    ASSERT_TRUE(ps.init().ok());
+    const uint64_t bytes = 16 << 20;
+    loomplan::SimulatedRow row;
+    ASSERT_TRUE(ps.row(allreduce(bytes), &row).ok());
+    EXPECT_EQ(row.by, "forced");
+    const double rate = std::min(6e9, 12e9 / p);
+    const double expect = 2.0 * (p - 1) * (static_cast<double>(bytes) / p) / rate;
+    EXPECT_NEAR(row.decisionSimSec, expect, 0.02 * expect) << "p=" << p;
+  }
+}
+
+TEST(PlanSimulate, BadOptionsAreErrors) {
+  Oversubscribed f;
+  f.setup.opt.top = 0;
+  loomplan::PlanSimulator ps(f.planner.get(), f.setup);
+  Status s = ps.init();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--sim-top"), std::string::npos) << s.message();
+  // Cores given but ranks spread over some (not one, not all-separate) hosts.
+  f.setup.opt = loomplan::SimulateOptions();
+  f.setup.opt.localCores = 2;
+  f.setup.perHost = 2;
+  f.setup.hostOf.assign(16, 0);
+  f.setup.hostOf[15] = 1;
+  loomplan::PlanSimulator ps2(f.planner.get(), f.setup);
+  s = ps2.init();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--sim-cores"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace loom::plan

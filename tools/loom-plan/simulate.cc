@@ -1,0 +1,288 @@
+#include "simulate.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "sim/from_topology.h"
+#include "sim/local_host.h"
+#include "sim/schedule_set.h"
+
+namespace loomplan {
+
+using namespace loom;
+
+namespace {
+
+std::string human(uint64_t b) {
+  const char* u[] = {"B", "K", "M", "G"};
+  int k = 0;
+  while (b >= 1024 && b % 1024 == 0 && k < 3) b /= 1024, ++k;
+  return std::to_string(b) + u[k];
+}
+
+// Candidates the simulator runs: the model's choice, then one per (algorithm, order, level), then
+// chunk variants, all within `window` seconds, at most `top`.
+std::vector<plan::Decision> pickCandidates(const std::vector<plan::Decision>& cands,
+                                           const plan::Decision& best, double window, int top) {
+  std::vector<plan::Decision> pick = {best};
+  std::set<std::string> names = {best.describe()};
+  auto shape = [](const plan::Decision& d) {
+    return strCat(d.algo->name, d.order.empty() ? "/rank/" : "/topo/", static_cast<int>(d.level));
+  };
+  std::set<std::string> shapes = {shape(best)};
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const plan::Decision& d : cands) {
+      if (static_cast<int>(pick.size()) >= top || d.predictedSec > window) break;
+      if (names.count(d.describe()) || (pass == 0 && shapes.count(shape(d)))) continue;
+      pick.push_back(d);
+      names.insert(d.describe());
+      shapes.insert(shape(d));
+    }
+  }
+  return pick;
+}
+
+}  // namespace
+
+PlanSimulator::PlanSimulator(plan::Planner* planner, SimulateSetup setup)
+    : planner_(planner), s_(std::move(setup)) {}
+
+Status PlanSimulator::init() {
+  const plan::CostParams& cp = s_.params;
+  const SimulateOptions& o = s_.opt;
+  const int p = s_.nranks;
+  if (static_cast<int>(s_.hostOf.size()) != p)
+    return invalidArgument("--simulate: ", s_.hostOf.size(), " host entries for ", p, " ranks");
+  if (o.margin < 0 || o.top < 1 || o.maxRanks < 1 || o.flowBudget < 1 || o.localCores < 0)
+    return invalidArgument(
+        "--sim-margin must be >= 0, --sim-top, --sim-max-ranks, --sim-flows >= 1",
+        " and --sim-cores >= 0");
+  std::vector<int> localOf(p);
+  std::map<int, int> seen;
+  for (int r = 0; r < p; ++r) localOf[r] = seen[s_.hostOf[r]]++;
+  const bool tcp = s_.interHost == plan::Transport::kTcp;
+  simOpt_.routing = sim::RoutingMode::kSpray;
+  simOpt_.latNvlinkUs = simOpt_.latPcieUs = cp.shmAlphaUs;
+  simOpt_.latNetUs = tcp ? cp.tcpAlphaUs : cp.netAlphaUs;
+  simOpt_.latHopUs = cp.switchHopUs;
+  simOpt_.reduceGBps = cp.reduceGBps;
+  simOpt_.copyGBps = cp.shmGBps;
+  rankGpu_.assign(p, 0);
+  if (o.localCores > 0) {
+    // One machine: every pair talks shm (the planner sees one host) or tcp loopback (one host
+    // per rank, as loom plans under LOOM_TRANSPORT=tcp).
+    const bool oneHost = seen.size() == 1, ownHosts = static_cast<int>(seen.size()) == p;
+    if (!oneHost && !ownHosts)
+      return invalidArgument("--sim-cores: ranks must all share one host (shm) or each have ",
+                             "their own (tcp loopback); got ", seen.size(), " hosts for ", p,
+                             " ranks");
+    const bool viaTcp = !oneHost;
+    const double share = std::min(1.0, static_cast<double>(o.localCores) / p);
+    sim::LocalHostParams lp;
+    lp.hosts = 1;
+    lp.ranksPerHost = p;
+    lp.flowGBps = viaTcp ? cp.tcpGBps : cp.shmGBps;
+    lp.hostGBps = std::min(o.localCores * lp.flowGBps, cp.hostMemGBps);
+    lp.nicGBps = lp.flowGBps;
+    LOOM_CHECK(sim::localHostNet(lp, &net_));
+    simOpt_.latNvlinkUs = simOpt_.latPcieUs = viaTcp ? cp.tcpAlphaUs : cp.shmAlphaUs;
+    simOpt_.reduceGBps = cp.reduceGBps * share;
+    simOpt_.copyGBps = lp.flowGBps * share;
+    for (int r = 0; r < p; ++r) rankGpu_[r] = r;
+    return Status();
+  }
+  if (s_.topology) {
+    sim::NodeParams np;
+    np.gpusPerNode = s_.perHost;
+    np.nicsPerNode = 1;
+    np.nvlinkDomain = s_.perHost;
+    np.nvlinkGBps = cp.shmGBps;
+    np.pcieGBps =
+        tcp ? cp.tcpGBps : 1000;  // RDMA: the NIC, not the host side, limits (as the model)
+    net_ = std::make_unique<sim::Net>(np);
+    LOOM_CHECK(sim::netFromTopology(*s_.topology, net_.get()));
+    for (int h = 0; h < net_->numHosts(); ++h) net_->addHostShared(h, cp.hostMemGBps);
+  } else {
+    sim::LocalHostParams lp;
+    lp.hosts = s_.hosts;
+    lp.ranksPerHost = s_.perHost;
+    lp.flowGBps = cp.shmGBps;
+    lp.hostGBps = cp.hostMemGBps;
+    lp.nicGBps = tcp ? cp.tcpGBps : cp.netGBps;
+    LOOM_CHECK(sim::localHostNet(lp, &net_));
+  }
+  for (int r = 0; r < p; ++r) {
+    const int h = s_.hostOf[r];
+    if (h < 0 || h >= net_->numHosts() || localOf[r] >= s_.perHost)
+      return invalidArgument("--simulate: rank ", r, " on host ", h, " (local index ", localOf[r],
+                             ") does not fit ", net_->numHosts(), " hosts x ", s_.perHost);
+    rankGpu_[r] = net_->host(h).firstGpu + localOf[r];
+  }
+  return Status();
+}
+
+std::string PlanSimulator::describeModel() const {
+  const plan::CostParams& cp = s_.params;
+  const bool tcp = s_.interHost == plan::Transport::kTcp;
+  std::ostringstream os;
+  if (s_.opt.localCores > 0) {
+    const sim::Link& own = net_->link(net_->gpuLinks(0).nvUp);
+    const sim::Link& all = net_->link(net_->host(0).sharedLink);
+    os << "one machine, " << s_.nranks << " ranks as processes on " << s_.opt.localCores
+       << " cores: " << own.bytesPerSec / 1e9 << " GB/s per rank, " << all.bytesPerSec / 1e9
+       << " GB/s all ranks together, " << simOpt_.latNvlinkUs << " us per message, reduce "
+       << simOpt_.reduceGBps << " GB/s per rank";
+  } else {
+    os << (s_.topology ? "the topology's fabric" : "a flat non-blocking switch")
+       << ", spray routing, " << s_.perHost << " ranks per host at " << cp.shmGBps
+       << " GB/s each sharing " << cp.hostMemGBps << " GB/s host memory, between hosts "
+       << (tcp ? "tcp" : "net") << " (" << simOpt_.latNetUs << " us + " << simOpt_.latHopUs
+       << " us per switch), reduce " << simOpt_.reduceGBps << " GB/s";
+  }
+  return os.str();
+}
+
+Status PlanSimulator::simulateOne(const sched::CollArgs& args, SimulatedCandidate* c) {
+  const int p = s_.nranks;
+  if (p > s_.opt.maxRanks) {
+    c->skipped = strCat("over budget: ", p, " ranks > ", s_.opt.maxRanks);
+    return Status();
+  }
+  sched::Schedule s0;
+  LOOM_CHECK(planner_->build(c->d, args, 0, &s0));
+  uint64_t sends = 0;
+  for (const sched::Step& st : s0.steps) sends += st.op == sched::OpKind::kSend;
+  c->flows = std::max<uint64_t>(1, sends) * p;
+  if (c->flows > s_.opt.flowBudget) {
+    c->skipped = strCat("over budget: about ", c->flows, " flows > ", s_.opt.flowBudget);
+    return Status();
+  }
+  sim::ScheduleSet set(p);
+  const plan::Decision& d = c->d;
+  auto build = [&](const sched::CollArgs& a, const sched::Group& g, sched::Schedule* out) {
+    return planner_->build(d, a, g.rank, out);
+  };
+  LOOM_CHECK(sim::buildScheduleSet(build, args, p, s_.hostOf, &set));
+  sim::SimResult res;
+  LOOM_CHECK(sim::simulate(*net_, set, rankGpu_, simOpt_, &res));
+  c->simSec = res.seconds;
+  c->flows = res.flows;
+  return Status();
+}
+
+Status PlanSimulator::row(const sched::CollArgs& args, SimulatedRow* out) {
+  *out = SimulatedRow();
+  const SimulateOptions& o = s_.opt;
+  out->bytes = plan::Planner::messageBytes(args, s_.nranks);
+  out->model = planner_->choose(args);
+  if (!out->model.algo) return invalidArgument(out->model.source);
+  out->decision = out->model;
+  out->by = "model";
+  if (out->model.source != "cost" && out->model.source != "only") {
+    out->why = strCat("forced by ", out->model.source);
+    out->consulted = true;
+    SimulatedCandidate c;
+    c.d = out->model;
+    LOOM_CHECK(simulateOne(args, &c));
+    out->decisionSimSec = c.simSec;
+    out->sims.push_back(c);
+    out->by = "forced";
+    return Status();
+  }
+  const std::vector<plan::Decision> cands = planner_->candidates(args);
+  const plan::Decision& best = out->model;
+  const double bestT = best.predictedSec;
+  const bool contended = !best.bottleneck.empty() && best.bottleneck != "single flow";
+  int close = 0;
+  for (const plan::Decision& d : cands)
+    close += d.describe() != best.describe() && d.predictedSec <= bestT * (1 + o.margin);
+  if (contended)
+    out->why = strCat("contention: ", best.bottleneck);
+  else if (close > 0)
+    out->why = strCat("close call: ", close, " within ", static_cast<int>(o.margin * 100), "%");
+  else
+    out->why = "sure";
+  if (!contended && close == 0 && !o.always) return Status();
+  out->consulted = true;
+  const double window = bestT * (contended ? 2.0 : 1.0 + o.margin);
+  for (const plan::Decision& d : pickCandidates(cands, best, window, o.top)) {
+    SimulatedCandidate c;
+    c.d = d;
+    LOOM_CHECK(simulateOne(args, &c));
+    out->sims.push_back(std::move(c));
+  }
+  const SimulatedCandidate* win = nullptr;
+  for (const SimulatedCandidate& c : out->sims)
+    if (c.simSec >= 0 && (!win || c.simSec < win->simSec)) win = &c;
+  if (!win) {
+    out->by = "model (simulator over budget)";
+    return Status();
+  }
+  out->decision = win->d;
+  out->decisionSimSec = win->simSec;
+  out->by = "simulator";
+  return Status();
+}
+
+Status printSimulateTable(PlanSimulator* ps, sched::CollArgs args, uint64_t lo, uint64_t hi,
+                          const std::function<uint64_t(uint64_t)>& countFor) {
+  std::printf("# simulator: %s\n", ps->describeModel().c_str());
+  std::printf("%8s | %-46s %10s | %10s | %-46s %10s | %s\n", "size", "model choice", "model us",
+              "sim us", "decision", "sim us", "by (why)");
+  auto us = [](double s) {
+    char b[32];
+    if (s < 0) return std::string("-");
+    std::snprintf(b, sizeof b, "%.1f", s * 1e6);
+    return std::string(b);
+  };
+  for (uint64_t b = lo; b <= hi; b *= 2) {
+    args.count = countFor(b);
+    SimulatedRow row;
+    LOOM_CHECK(ps->row(args, &row));
+    double modelSim = -1;
+    for (const SimulatedCandidate& c : row.sims)
+      if (c.d.describe() == row.model.describe()) modelSim = c.simSec;
+    std::printf("%8s | %-46s %10s | %10s | %-46s %10s | %s (%s)\n", human(row.bytes).c_str(),
+                row.model.describe().c_str(), us(row.model.predictedSec).c_str(),
+                us(modelSim).c_str(), row.decision.describe().c_str(),
+                us(row.decisionSimSec).c_str(), row.by.c_str(), row.why.c_str());
+    for (const SimulatedCandidate& c : row.sims) {
+      const std::string note = c.skipped.empty() ? strCat(c.flows, " flows") : c.skipped;
+      std::printf("%8s |   ~ %-44s %10s | %10s | %s\n", "", c.d.describe().c_str(),
+                  us(c.d.predictedSec).c_str(), us(c.simSec).c_str(), note.c_str());
+    }
+  }
+  return Status();
+}
+
+int simulateMain(plan::Planner* planner, SimulateSetup setup, const sched::CollArgs& args,
+                 uint64_t lo, uint64_t hi, const std::function<uint64_t(uint64_t)>& countFor) {
+  setup.params = planner->model().params();
+  PlanSimulator ps(planner, std::move(setup));
+  Status s = ps.init();
+  if (s.ok()) s = printSimulateTable(&ps, args, lo, hi, countFor);
+  if (!s.ok()) {
+    std::fprintf(stderr, "loom-plan: %s\n", s.toString().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* o) {
+  app->add_flag("--simulate", *simulate,
+                "Ask the fabric simulator where the cost model is unsure (contention, or "
+                "candidates within --sim-margin) and decide by simulated time there");
+  app->add_option("--sim-margin", o->margin, "Close call: candidates within this fraction (0.25)");
+  app->add_option("--sim-top", o->top, "Candidates simulated per size (4)");
+  app->add_option("--sim-flows", o->flowBudget, "Flow budget per simulated candidate (1M)");
+  app->add_option("--sim-max-ranks", o->maxRanks, "No simulation above this many ranks (4096)");
+  app->add_flag("--sim-always", o->always, "Consult the simulator at every size");
+  app->add_option("--sim-cores", o->localCores,
+                  "Ranks are processes of one machine with this many cores (loom's shm/tcp runs)");
+}
+
+}  // namespace loomplan

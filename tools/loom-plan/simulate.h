@@ -1,0 +1,113 @@
+// loom-plan --simulate: the planner asks the flow-level simulator (src/sim) where its closed-form
+// cost model is unsure, and decides by simulated time there.
+//
+// The cost model prices a round of concurrent flows by the busiest shared resource (bytes / its
+// capacity) plus the longest single flow; it cannot see how flows of successive rounds overlap, how
+// max-min sharing redistributes bandwidth when flows end, or pipelining across a contended link.
+// So at a size the model is *unsure* when
+//   - contention: the model's best candidate is limited by a shared resource (leaf uplinks, global
+//     links, a NIC or host memory shared by several flows), not by a single flow; or
+//   - close call: another candidate (a different algorithm, order, level or chunk) is predicted
+//     within `margin` of the best.
+// Then the best `top` candidates (one per algorithm/order/level first, then chunk variants) within
+// the window (best x (1 + margin); x 2 under contention) are run through the simulator on the same
+// fabric and ranks, and the one with the least simulated time is the decision. Where the model is
+// sure, the simulator is not consulted. A forced algorithm (--algo / --tune) is simulated and kept.
+//
+// Budget: a candidate is simulated only with at most `maxRanks` ranks and at most `flowBudget`
+// flows (messages; estimated from rank 0's schedule before anything is built). Beyond it the
+// candidate is listed as "over budget" and, if none fits, the model decides.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "plan/planner.h"
+#include "sim/engine.h"
+#include "sim/net.h"
+#include "topo/topology.h"
+
+namespace CLI {
+class App;
+}
+
+namespace loomplan {
+
+struct SimulateOptions {
+  double margin = 0.25;           // close call: within 25% of the best
+  int top = 4;                    // candidates simulated per size
+  int maxRanks = 4096;            // no simulation above this rank count
+  uint64_t flowBudget = 1 << 20;  // per candidate (about 1-5 s of simulator time each)
+  bool always = false;            // consult the simulator at every size (validation)
+  // > 0: all ranks are processes of this one machine with that many cores (loom's shm/tcp runs,
+  // LOOM_TRANSPORT forced): one host, per rank the transport's rate, and all ranks together at
+  // most cores x that rate (and the host memory bandwidth). Reductions share the cores: each
+  // rank reduces at reduceGBps x min(1, cores / ranks).
+  int localCores = 0;
+};
+
+// Where the ranks are and how they talk: the planner's own context.
+struct SimulateSetup {
+  const loom::topo::Topology* topology = nullptr;  // null: flat network between hosts
+  int hosts = 1, perHost = 1, nranks = 1;
+  std::vector<int> hostOf;  // rank -> host (as the planner's)
+  loom::plan::Transport interHost = loom::plan::Transport::kTcp;
+  loom::plan::CostParams params;
+  SimulateOptions opt;
+};
+
+struct SimulatedCandidate {
+  loom::plan::Decision d;
+  double simSec = -1;   // < 0: not simulated (see skipped)
+  uint64_t flows = 0;   // messages simulated (or estimated when skipped)
+  std::string skipped;  // why not simulated
+};
+
+struct SimulatedRow {
+  uint64_t bytes = 0;
+  loom::plan::Decision model;  // the cost model's choice
+  bool consulted = false;      // simulator asked
+  std::string why;             // "contention: <resource>", "close call: ...", "sure", "forced"
+  std::vector<SimulatedCandidate> sims;
+  loom::plan::Decision decision;
+  double decisionSimSec = -1;
+  std::string by;  // "model", "simulator", "forced"
+};
+
+class PlanSimulator {
+ public:
+  PlanSimulator(loom::plan::Planner* planner, SimulateSetup setup);
+  loom::Status init();  // builds the simulator's net
+  loom::Status row(const loom::sched::CollArgs& args, SimulatedRow* out);
+  // Simulated seconds of one decision (respecting the budget: `skipped` says why not).
+  loom::Status simulateOne(const loom::sched::CollArgs& args, SimulatedCandidate* c);
+  const loom::sim::SimOptions& simOptions() const { return simOpt_; }
+  std::string describeModel() const;  // one line: what the simulator's net models
+
+ private:
+  loom::plan::Planner* planner_;
+  SimulateSetup s_;
+  std::unique_ptr<loom::sim::Net> net_;
+  std::vector<int> rankGpu_;
+  loom::sim::SimOptions simOpt_;
+};
+
+// The --simulate decision table for sizes lo..hi (x2), printed to stdout.
+// countFor(bytes) is the element count for a size (as the plain table's).
+loom::Status printSimulateTable(PlanSimulator* ps, loom::sched::CollArgs args, uint64_t lo,
+                                uint64_t hi, const std::function<uint64_t(uint64_t)>& countFor);
+
+// loom-plan --simulate: builds the simulator for `setup` (params: the planner's) and prints the
+// table; returns the exit status.
+int simulateMain(loom::plan::Planner* planner, SimulateSetup setup,
+                 const loom::sched::CollArgs& args, uint64_t lo, uint64_t hi,
+                 const std::function<uint64_t(uint64_t)>& countFor);
+
+// Adds the --simulate options to a CLI11 app (kept here so loom-plan's main stays short).
+void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* opt);
+
+}  // namespace loomplan
