@@ -16,6 +16,17 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// "ring" or "ring/rank" / "ring/topo" into t->algo and t->order.
+Status parseAlgo(const char* var, const std::string& s, TuneRange* t) {
+  size_t slash = s.find('/');
+  t->algo = s.substr(0, slash);
+  t->order = slash == std::string::npos ? "" : s.substr(slash + 1);
+  if (slash != std::string::npos && t->order != "rank" && t->order != "topo")
+    return invalidArgument(var, ": ordering '", t->order, "' in '", s, "' is not rank or topo");
+  if (t->algo.empty()) return invalidArgument(var, ": '", s, "' names no algorithm");
+  return Status();
+}
+
 }  // namespace
 
 Status parseCollName(const std::string& s, sched::CollType* out) {
@@ -59,7 +70,7 @@ Status parseOverrides(const std::string& algo, const std::string& tune, Override
         return invalidArgument("LOOM_ALGO: '", e, "' is not collective:algorithm");
       TuneRange t;
       LOOM_CHECK(parseCollName(e.substr(0, c), &t.coll));
-      t.algo = e.substr(c + 1);
+      LOOM_CHECK(parseAlgo("LOOM_ALGO", e.substr(c + 1), &t));
       out->forced.push_back(t);
     }
   }
@@ -76,7 +87,7 @@ Status parseOverrides(const std::string& algo, const std::string& tune, Override
       t.coll = coll;
       LOOM_CHECK(parseSize(r.substr(0, dash), &t.lo));
       LOOM_CHECK(parseSize(r.substr(dash + 1, colon - dash - 1), &t.hi));
-      t.algo = r.substr(colon + 1);
+      LOOM_CHECK(parseAlgo("LOOM_TUNE", r.substr(colon + 1), &t));
       if (t.lo >= t.hi) return invalidArgument("LOOM_TUNE: empty range '", r, "'");
       out->tune.push_back(t);
     }
@@ -84,20 +95,17 @@ Status parseOverrides(const std::string& algo, const std::string& tune, Override
   return Status();
 }
 
-std::string Overrides::lookup(sched::CollType coll, uint64_t bytes, std::string* source) const {
-  for (const TuneRange& t : forced) {
-    if (t.coll == coll) {
-      if (source) *source = "LOOM_ALGO";
-      return t.algo;
-    }
-  }
-  for (const TuneRange& t : tune) {
-    if (t.coll == coll && bytes >= t.lo && bytes < t.hi) {
-      if (source) *source = "LOOM_TUNE";
-      return t.algo;
-    }
-  }
-  return "";
+std::string Overrides::lookup(sched::CollType coll, uint64_t bytes, std::string* source,
+                              std::string* order) const {
+  const TuneRange* hit = nullptr;
+  const char* var = "LOOM_ALGO";
+  for (const TuneRange& t : forced)
+    if (!hit && t.coll == coll) hit = &t;
+  for (const TuneRange& t : tune)
+    if (!hit && t.coll == coll && bytes >= t.lo && bytes < t.hi) hit = &t, var = "LOOM_TUNE";
+  if (order) *order = hit ? hit->order : "";
+  if (hit && source) *source = var;
+  return hit ? hit->algo : "";
 }
 
 }  // namespace loom::plan

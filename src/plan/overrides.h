@@ -5,6 +5,8 @@
 //                collective, first match wins; sizes take k, m, g (powers of 1024) or "inf".
 // Bytes are nccl-tests' size: count x dtype size for allreduce, broadcast and reduce, the whole
 // receive (allgather) or send (reducescatter) buffer for the others.
+// An algorithm may name its rank ordering too: "allreduce:ring/rank" (the user's rank order) or
+// "allreduce:ring/topo" (topology order: group, leaf, host); without one the planner picks it.
 #pragma once
 
 #include <string>
@@ -19,13 +21,16 @@ struct TuneRange {
   sched::CollType coll;
   uint64_t lo = 0, hi = ~uint64_t{0};
   std::string algo;
+  std::string order;  // "", "rank" or "topo"
 };
 
 struct Overrides {
   std::vector<TuneRange> forced;  // LOOM_ALGO: lo = 0, hi = inf
   std::vector<TuneRange> tune;    // LOOM_TUNE
-  // Algorithm name for (coll, bytes), "" when none applies; `source` names the variable.
-  std::string lookup(sched::CollType coll, uint64_t bytes, std::string* source) const;
+  // Algorithm name for (coll, bytes), "" when none applies; `source` names the variable and
+  // `order` gets the forced ordering ("" when the planner may choose).
+  std::string lookup(sched::CollType coll, uint64_t bytes, std::string* source,
+                     std::string* order = nullptr) const;
 };
 
 Status parseCollName(const std::string& s, sched::CollType* out);

@@ -250,7 +250,8 @@ const Decision& Planner::choose(const sched::CollArgs& args) {
   if (it != cache_.end()) return it->second;
   const uint64_t bytes = messageBytes(args, ctx_.nranks);
   std::string source = "cost";
-  std::string only = over_.lookup(args.coll, bytes, &source);
+  std::string order;  // "rank" / "topo" from LOOM_ALGO=allreduce:ring/topo
+  std::string only = over_.lookup(args.coll, bytes, &source, &order);
   if (!only.empty() && !algo::findAlgo(args.coll, only)) {
     // As NCCL: a forced choice that names nothing is an error, not a silent fallback.
     Decision none;
@@ -260,6 +261,10 @@ const Decision& Planner::choose(const sched::CollArgs& args) {
   }
   if (only.empty()) source = "cost";
   std::vector<Decision> cands = enumerate(args, only);
+  std::vector<Decision> kept;  // a forced ordering (none offered: topology order is rank order)
+  for (Decision& d : cands)
+    if (!order.empty() && d.order.empty() == (order == "rank")) kept.push_back(d);
+  if (!kept.empty()) cands.swap(kept);
   Decision best;
   for (Decision& d : cands) {
     Status s = price(args, &d);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "id_file.h"
 #include "loom/loom.h"
 
 #define CHECK(call)                                                                      \
@@ -22,20 +23,7 @@
 int main() {
   int rank = std::atoi(std::getenv("LOOM_RANK"));
   const char* idFile = std::getenv("ID_FILE");
-  if (rank == 0) {
-    loomUniqueId id;
-    CHECK(loomGetUniqueId(&id));
-    char text[2 * LOOM_UNIQUE_ID_BYTES + 1];
-    CHECK(loomUniqueIdToString(&id, text, sizeof(text)));
-    std::string tmp = std::string(idFile) + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    std::fputs(text, f);
-    std::fclose(f);
-    std::rename(tmp.c_str(), idFile);
-  } else {
-    for (int i = 0; i < 3000 && access(idFile, R_OK) != 0; ++i) usleep(10000);
-  }
-  setenv("LOOM_COMM_ID", (std::string("@") + idFile).c_str(), 1);
+  CHECK(shareUniqueIdFile(rank, idFile));
   loomComm_t comm;
   CHECK(loomCommInitFromEnv(&comm));
   int p = 0;
