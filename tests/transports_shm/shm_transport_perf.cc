@@ -1,11 +1,14 @@
-// Bandwidth of a 2-process stream through the shm transport against one core's memcpy, and the
-// round trip of a 8-byte message. Prints numbers; asserts only that the data arrived intact.
+// Bandwidth of a 2-process stream through the shm transport against one core's memcpy, through the
+// ring (LOOM_SHM_CMA=off) and single copy (on), and the round trip of a 8-byte message. Prints
+// numbers; asserts only that the data arrived intact.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
+#include "core/params.h"
 #include "shm_harness.h"
 
 namespace loom::test {
@@ -25,7 +28,12 @@ double median(std::vector<double> v) {
 
 // Each repetition times one memcpy of 64 MiB on rank 0 and then the 2-process stream, so both
 // see the same machine load (this VM is shared); medians and best values are printed.
-TEST(ShmPerf, Stream64MiBVersusMemcpyAndPingPongLatency) {
+class ShmPerf : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ShmPerf, Stream64MiBVersusMemcpyAndPingPongLatency) {
+  const char* mode = GetParam();
+  setenv("LOOM_SHM_CMA", mode, 1);
+  params::resetCacheForTesting();
   auto out = runRanks(2, [&](RankCtx& ctx) -> std::string {
     std::unique_ptr<Transport> t;
     RANK_OK(ctx, transport::createShmTransport(ctx.setupArgs(), &t));
@@ -61,8 +69,9 @@ TEST(ShmPerf, Stream64MiBVersusMemcpyAndPingPongLatency) {
       std::printf("[ shm ] memcpy 64 MiB, one core:   median %.2f GB/s, best %.2f GB/s\n", mc,
                   *std::max_element(copyGBs.begin(), copyGBs.end()));
       std::printf(
-          "[ shm ] 2-process stream 64 MiB: median %.2f GB/s, best %.2f GB/s (%.2fx memcpy)\n", ms,
-          *std::max_element(streamGBs.begin(), streamGBs.end()), ms / mc);
+          "[ shm ] 2-process stream 64 MiB, LOOM_SHM_CMA=%s: median %.2f GB/s, best %.2f GB/s "
+          "(%.2fx memcpy)\n",
+          mode, ms, *std::max_element(streamGBs.begin(), streamGBs.end()), ms / mc);
     }
     constexpr int kIters = 20000;
     uint64_t word = 0;
@@ -93,8 +102,13 @@ TEST(ShmPerf, Stream64MiBVersusMemcpyAndPingPongLatency) {
     }
     return "";
   });
+  unsetenv("LOOM_SHM_CMA");
+  params::resetCacheForTesting();
   for (auto& o : out) EXPECT_EQ(o.exitCode, 0) << o.message;
 }
+
+INSTANTIATE_TEST_SUITE_P(Cma, ShmPerf, ::testing::Values("off", "on"),
+                         [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
 }  // namespace loom::test
