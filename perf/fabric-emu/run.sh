@@ -4,7 +4,7 @@
 # predicted times for the same Topology JSON. See perf/fabric-emu/README.md.
 #
 #   perf/fabric-emu/run.sh [--build DIR] [--rate MBIT] [--oversub N] [--sizes 1m,4m,16m]
-#                          [--iters N] [--reps N] [--modes "rank topo auto"] [--out DIR]
+#                          [--iters N] [--reps N] [--modes "rank topo auto [ALGO...]"] [--out DIR]
 #                          [--min-speedup X]
 #
 # Fabric: 8 hosts (a network namespace and a UTS namespace each, hostname emu-h<r>, one loom rank
@@ -119,7 +119,10 @@ childCpu() {
   awk 'NR==2{split($1,u,"[ms]");split($2,s,"[ms]");print u[1]*60+u[2]+s[1]*60+s[2]}' "$tmp/times"
 }
 algoFor() {  # mode -> LOOM_ALGO value
-  case $1 in rank) echo "allreduce:ring/rank" ;; topo) echo "allreduce:ring/topo" ;; *) echo "" ;; esac
+  case $1 in
+    rank) echo "allreduce:ring/rank" ;; topo) echo "allreduce:ring/topo" ;; auto) echo "" ;;
+    *) echo "allreduce:$1" ;;  # any other all-reduce algorithm, e.g. hier, tree, rabenseifner
+  esac
 }
 runMode() {  # mode rep
   local mode=$1 rep=$2 r pids=() rc=0
@@ -144,7 +147,7 @@ runMode() {  # mode rep
   # Cores the 8 ranks kept busy on average, in % of one core (the machine has $(nproc)).
   cpu=$(awk -v a="$c0" -v b="$c1" -v c="$w0" -v d="$w1" 'BEGIN{printf "%.0f", 100*(b-a)/(d-c)}')
   # Rank 0's result lines, and the plan it ran (its PLAN log line for that size).
-  while read -r _ bytes _ us _ alg _ bus _ wrong; do
+  while read -r _ bytes _ us _ _ _ bus _ wrong; do
     local human=$bytes' B' plan pred
     [ $((bytes % 1024)) -eq 0 ] && human="$((bytes >> 10)) KiB"
     [ $((bytes % 1048576)) -eq 0 ] && human="$((bytes >> 20)) MiB"
@@ -176,7 +179,7 @@ for rep in $(seq 1 "$reps"); do
 done
 
 
-python3 - "$out" "$rate" "$upRate" "${minSpeedup:-0}" <<'EOF' | tee -a "$out/summary.txt"
+python3 - "$out" "$rate" "$upRate" "${minSpeedup:-0}" "$modes" <<'EOF' | tee -a "$out/summary.txt"
 import collections, sys
 out, rate, up, need = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 rows = [l.rstrip("\n").split("\t") for l in open(out + "/results.tsv")][1:]
@@ -197,7 +200,7 @@ for mode, rep, b, us, bus, wrong, cpu, pred, plan in rows:
         print("note: %s %s: the communicator's planner predicted %s us, loom-plan %.0f us" % (mode, b, pred, p))
     info[k] = (p, plan, max(int(cpu), info.get(k, (0, 0, 0))[2]))
 sizes = sorted({b for _, b in best})
-modes = [m for m in ("rank", "topo", "auto") if any(k[0] == m for k in best)]
+modes = [m for m in sys.argv[5].split() if any(k[0] == m for k in best)]
 print("| size | " + " | ".join("%s: measured / predicted ms (busbw MB/s)" % m for m in modes) +
       " | measured rank/topo | predicted rank/topo | planner's choice | ranks' CPU |")
 print("|---" * (len(modes) + 5) + "|")
