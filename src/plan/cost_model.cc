@@ -97,9 +97,12 @@ Status CostParams::parse(const std::string& text, CostParams* out) {
     std::string k = item.substr(0, eq);
     char* end = nullptr;
     double v = std::strtod(item.c_str() + eq + 1, &end);
-    // Only cores (0: unlimited), baseUs and roundUs may be 0; nothing may be negative.
-    const bool zeroOk = k == "cores" || (k.rfind("fit.", 0) == 0 && k.find("bwEff") == k.npos);
-    if (end == item.c_str() + eq + 1 || *end != 0 || v < 0 || (v == 0 && !zeroOk))
+    // cores (0: unlimited), baseUs and roundUs may be 0; only roundUs may be negative (a fit that
+    // takes part of alpha back: the per-round cost never goes below 0, see price()).
+    const bool fit = k.rfind("fit.", 0) == 0;
+    const bool zeroOk = k == "cores" || (fit && k.find("bwEff") == k.npos);
+    const bool negOk = fit && k.size() > 8 && k.compare(k.size() - 8, 8, ".roundUs") == 0;
+    if (end == item.c_str() + eq + 1 || *end != 0 || (v < 0 && !negOk) || (v == 0 && !zeroOk))
       return invalidArgument("cost params: bad value for ", k);
     bool found = parseFitKey(k, v, out);
     for (const ParamField& f : kFields)
@@ -324,8 +327,9 @@ double CostModel::price(const std::vector<Round>& rounds, std::string* worst,
   double total = f.baseUs * 1e-6, worstT = -1;
   for (const Round& r : rounds) {
     RoundCost c = roundCost(r);
-    const double t = c.latency + f.roundUs * 1e-6 * oversubscription(c, params_.cores) +
-                     transferSec(c, opts.pipelined) / f.bwEff;
+    const double t =
+        std::max(0.0, c.latency + f.roundUs * 1e-6 * oversubscription(c, params_.cores)) +
+        transferSec(c, opts.pipelined) / f.bwEff;
     total += t * r.repeat;
     if (worst && t * r.repeat > worstT) worstT = t * r.repeat, *worst = c.bottleneck;
   }

@@ -161,6 +161,8 @@ TEST(CostModel, FitParamsParse) {
   EXPECT_DOUBLE_EQ(p.fit("rd", Transport::kTcp)->roundUs, 7);
   EXPECT_DOUBLE_EQ(p.fit("rd", Transport::kTcp)->bwEff, 1);  // unset: the identity
   EXPECT_EQ(p.fit("ring", Transport::kTcp), nullptr);
+  ASSERT_TRUE(CostParams::parse("fit.tree.shm.roundUs=-1.5", &p).ok());  // takes back some alpha
+  EXPECT_DOUBLE_EQ(p.fit("tree", Transport::kShm)->roundUs, -1.5);
   CostParams back;
   ASSERT_TRUE(CostParams::parse(p.toString(), &back).ok());
   EXPECT_EQ(back.toString(), p.toString());

@@ -272,9 +272,10 @@ Status termsOf(const loom::plan::CostParams& params, Point* pt) {
 }
 
 // Least squares for y = base + roundUs * R + invEff * T, weighted by 1/measured (relative error),
-// with base, roundUs >= 0 and invEff > 0: the best of the feasible solutions over the subsets of
-// {base, roundUs} (invEff always in).
-loom::plan::AlgoFit fitPoints(const std::vector<const Point*>& pts) {
+// with base >= 0, roundUs >= minRoundUs and invEff > 0: the best of the feasible solutions over
+// the subsets of {base, roundUs - minRoundUs} (invEff always in). minRoundUs < 0 lets the fit take
+// back part of alpha, which two ranks' recursive doubling measured together with the per-call cost.
+loom::plan::AlgoFit fitPoints(const std::vector<const Point*>& pts, double minRoundUs) {
   loom::plan::AlgoFit best;
   double bestErr = -1;
   for (int mask = 0; mask < 4; ++mask) {
@@ -285,7 +286,7 @@ loom::plan::AlgoFit fitPoints(const std::vector<const Point*>& pts) {
     double A[3][4] = {};  // normal equations, augmented
     for (const Point* p : pts) {
       const double w = 1.0 / p->us, row[3] = {1.0, p->terms.rounds, p->terms.transfer * 1e6};
-      const double y = p->us - p->terms.fixed * 1e6;
+      const double y = p->us - p->terms.fixed * 1e6 - minRoundUs * p->terms.rounds;
       for (size_t i = 0; i < n; ++i) {
         for (size_t j = 0; j < n; ++j) A[i][j] += w * w * row[cols[i]] * row[cols[j]];
         A[i][n] += w * w * row[cols[i]] * y;
@@ -308,6 +309,7 @@ loom::plan::AlgoFit fitPoints(const std::vector<const Point*>& pts) {
     double x[3] = {0, 0, 0};
     for (size_t i = 0; i < n; ++i) x[cols[i]] = A[i][n] / A[i][i];
     if (x[0] < 0 || x[1] < 0 || x[2] <= 0) continue;
+    x[1] += minRoundUs;
     double err = 0;
     for (const Point* p : pts) {
       const double pred =
@@ -342,7 +344,7 @@ loom::Status calibrate(loom::plan::CostParams* out, bool verbose) {
   MeasureSpec m;
   for (const loom::algo::AlgoInfo* ai : loom::algo::algosFor(loom::sched::CollType::kAllReduce))
     m.algos.push_back(ai->name);
-  m.sizes = {8, 4096, 256 << 10, 16 << 20};
+  m.sizes = {8, 2048, 64 << 10, 1 << 20, 16 << 20};
   m.rounds = 3;
   std::vector<Point> pts;
   for (const char* tr : {"shm", "tcp"}) {
@@ -377,7 +379,8 @@ loom::Status calibrate(loom::plan::CostParams* out, bool verbose) {
         std::vector<const Point*> sel;
         for (const Point& p : pts)
           if (p.algo == algo && p.transport == tr) sel.push_back(&p);
-        fits[algo + "." + tr] = fitPoints(sel);
+        const double alphaUs = std::string(tr) == "shm" ? out->shmAlphaUs : out->tcpAlphaUs;
+        fits[algo + "." + tr] = fitPoints(sel, -0.9 * alphaUs);
       }
     out->fits = fits;
   }

@@ -5,10 +5,11 @@
 // at every size in interleaved rounds (round r visits the candidates in a rotated order), so slow
 // phases of a busy machine hit every candidate alike and process-start variance is gone.
 //
-// calibrate fits the cost model to such runs: shm/tcp alpha and beta and the reduction rate
-// (two ranks, forced recursive doubling), then per (algorithm, transport) the correction terms of
-// CostParams::AlgoFit (base latency, per-round overhead, bandwidth efficiency) from 2, 4 and 8 rank
-// runs of every algorithm at a small and a large size.
+// calibrate fits the cost model to such runs: the reduction rate of one core, shm/tcp alpha and
+// beta (two ranks' recursive doubling: one exchange and one reduction per call), the machine's
+// cores, then per (algorithm, transport) the terms of CostParams::AlgoFit (base latency,
+// per-round overhead, bandwidth efficiency) by least squares on the relative error over 2, 4 and
+// 8 rank runs of every algorithm at 8 B, 2 KiB, 64 KiB, 1 MiB and 16 MiB.
 #pragma once
 
 #include <string>
