@@ -47,7 +47,9 @@ fab=loomfab$sfx
 tmp=$(mktemp -d)
 [ -n "$out" ] || out=$tmp/out
 mkdir -p "$out"
+rankPids=()  # the ranks of the run in progress (each a `timeout` that passes signals on)
 cleanup() {
+  for p in "${rankPids[@]}"; do kill "$p" 2>/dev/null; done
   for r in $(seq 0 $((H - 1))); do ip netns del "loomh$r.$sfx" 2>/dev/null; done
   ip netns del "$fab" 2>/dev/null
   rm -rf "$tmp"
@@ -125,7 +127,7 @@ algoFor() {  # mode -> LOOM_ALGO value
   esac
 }
 runMode() {  # mode rep
-  local mode=$1 rep=$2 r pids=() rc=0
+  local mode=$1 rep=$2 r rc=0
   rm -f "$tmp/id"
   local c0 w0 c1 w1
   childCpu > "$tmp/c0"; w0=$(date +%s.%N)
@@ -134,9 +136,10 @@ runMode() {  # mode rep
       LOOM_NRANKS=$H ID_FILE=$tmp/id LOOM_SOCKET_IFNAME==emu0 LOOM_TOPO_FILE=$out/fabric.json \
       LOOM_ALGO='$(algoFor "$mode")' LOOM_DEBUG=INFO LOOM_DEBUG_SUBSYS=PLAN \
       LOOM_TIMEOUT_MS=120000 timeout 600 $bin $sizes $iters" > "$tmp/out$r" 2> "$tmp/err$r" &
-    pids+=($!)
+    rankPids+=($!)
   done
-  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  for p in "${rankPids[@]}"; do wait "$p" || rc=1; done
+  rankPids=()
   childCpu > "$tmp/c1"; w1=$(date +%s.%N) c0=$(cat "$tmp/c0") c1=$(cat "$tmp/c1")
   if [ $rc -ne 0 ]; then
     echo "FAIL: mode $mode: a rank failed" >&2
