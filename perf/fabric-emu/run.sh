@@ -36,8 +36,8 @@ for b in "$bin" "$plan" "$topogen"; do
   [ -x "$b" ] || { echo "run.sh: $b not built (ninja -C $build emu_allreduce loom-plan loom-topo)" >&2; exit 2; }
 done
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/null ||
-   ! command -v unshare >/dev/null; then
-  echo "SKIP: needs root, ip, tc and unshare"; exit 77
+   ! command -v unshare >/dev/null || ! command -v python3 >/dev/null; then
+  echo "SKIP: needs root, ip, tc, unshare and python3"; exit 77
 fi
 
 H=8 PER_LEAF=4
