@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <memory>
 #include <queue>
 #include <unordered_map>
 
+#include "sim/fold.h"
 #include "sim/maxmin.h"
 
 namespace loom::sim {
@@ -41,22 +43,28 @@ class Engine {
         rankGpu_(rankGpu),
         opt_(opt),
         res_(res),
-        router_(&net, opt.routing, opt.seed),
-        mm_(net, &hops_) {}
+        router_(&net, opt.routing, opt.seed) {}
 
   Status run();
 
  private:
-  Status ready(int rank, uint32_t step);
-  Status startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep, uint64_t bytes);
-  Status pathFor(int src, int dst, uint32_t* pathId);
-  Status stepDone(int rank, uint32_t step);
+  // Units: ranks, or rank classes of a folded run (represented by their smallest rank).
+  int unitRank(int u) const { return folded_ ? fold_.rep[u] : u; }
+  int unitOf(int rank) const { return folded_ ? fold_.classOf[rank] : rank; }
+  int mult(int u) const { return folded_ ? fold_.size[u] : 1; }
+  const Shape& unitShape(int u) const { return set_.shapeOfRank(unitRank(u)); }
+  Status setUp();
+  Status ready(int unit, uint32_t step);
+  Status startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep, uint64_t bytes,
+                   int32_t sendDelta);
+  Status pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId);
+  Status stepDone(int unit, uint32_t step);
   Status deadlock() const;
   void flowEnd(uint32_t f);
   void push(double t, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0) {
     events_.push(Event{t, kind, a, b, ver});
   }
-  // (src, dst, k) -> one 64-bit key: 21 + 21 + 22 bits (checked in run() and ready()).
+  // (sender unit, send delta, k) -> one 64-bit key: 21 + 21 + 22 bits (checked in run(), ready()).
   static uint64_t matchKey(int a, int b, uint32_t seq) {
     return (static_cast<uint64_t>(a) << 43) | (static_cast<uint64_t>(b) << 22) | seq;
   }
@@ -71,13 +79,20 @@ class Engine {
   SimResult* res_;
   Router router_;
   std::vector<PathHop> hops_;  // all paths' hops; PathRec and MaxMin index into it
-  MaxMin mm_;
+  Folding fold_;
+  bool folded_ = false;
+  int units_ = 0;
+  uint64_t unitSteps_ = 0;
+  std::vector<double> cap_;       // solver links: the net's links, or link classes when folded
+  std::vector<double> linkAcc_;   // bytes per solver link
+  std::vector<double> unitDone_;  // per unit: last step done
+  std::unique_ptr<MaxMin> mm_;
   double now_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
-  std::vector<std::vector<uint16_t>> pending_;  // per rank per step: deps not yet done
+  std::vector<std::vector<uint16_t>> pending_;  // per unit per step: deps not yet done
   uint64_t stepsDone_ = 0;
-  // Rendezvous: the ready half of message (src, dst, k) waiting for its partner. Value: recv side
-  // flag (bit 63), rank (bits 32..62), step.
+  // Rendezvous: the ready half of message (src, delta, k) waiting for its partner. Value: recv
+  // side flag (bit 63), unit (bits 32..62), step.
   std::unordered_map<uint64_t, uint64_t> waiting_;
   std::vector<PathRec> paths_;
   std::unordered_map<uint64_t, uint32_t> pathOfPair_;
@@ -90,7 +105,16 @@ class Engine {
   std::vector<FlowInfo> flowInfo_;  // indexed like MaxMin flow ids
 };
 
-Status Engine::pathFor(int src, int dst, uint32_t* pathId) {
+Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
+  if (folded_) {
+    auto it = fold_.pathOf.find(Folding::key(srcUnit, sendDelta));
+    if (it == fold_.pathOf.end())
+      return internalError("sim: folded class ", srcUnit, " has no path for delta ", sendDelta);
+    *pathId = it->second;
+    return Status();
+  }
+  int src = rankGpu_[srcUnit];
+  int dst = rankGpu_[(srcUnit + int64_t{sendDelta}) % set_.nranks()];
   uint64_t key = (static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst);
   bool cacheable = opt_.routing != RoutingMode::kUgal;
   if (cacheable) {
@@ -101,78 +125,76 @@ Status Engine::pathFor(int src, int dst, uint32_t* pathId) {
     }
   }
   Path p;
-  LOOM_CHECK(router_.route(src, dst, mm_.linkLoad(), &p));
+  LOOM_CHECK(router_.route(src, dst, mm_->linkLoad(), &p));
   PathRec r;
   r.off = static_cast<uint32_t>(hops_.size());
   r.len = static_cast<uint32_t>(p.hops.size());
   hops_.insert(hops_.end(), p.hops.begin(), p.hops.end());
-  if (src == dst) {
-    r.latency = 0;
-  } else if (p.nvlink) {
-    r.latency = opt_.latNvlinkUs * 1e-6;
-  } else if (p.intraNode) {
-    r.latency = opt_.latPcieUs * 1e-6;
-  } else {
-    r.latency = (opt_.latNetUs + opt_.latHopUs * p.switchHops) * 1e-6;
-  }
+  r.latency = pathLatency(p, src == dst, opt_);
   *pathId = static_cast<uint32_t>(paths_.size());
   paths_.push_back(r);
   if (cacheable) pathOfPair_[key] = *pathId;
   return Status();
 }
 
-Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep, uint64_t bytes) {
+Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep, uint64_t bytes,
+                         int32_t sendDelta) {
   uint32_t pid = 0;
-  LOOM_CHECK(pathFor(rankGpu_[src], rankGpu_[dst], &pid));
+  LOOM_CHECK(pathFor(src, sendDelta, &pid));
   const PathRec& p = paths_[pid];
-  ++res_->flows;
+  res_->flows += mult(src);
+  ++res_->solverFlows;
   if (bytes == 0 || p.len == 0) {  // nothing to share: only the latency
     push(now_ + p.latency, kEvStepDone, src, sendStep);
-    const SimStep& r = set_.shapeOfRank(dst).steps[recvStep];
+    const SimStep& r = unitShape(dst).steps[recvStep];
     double extra = r.op == OpKind::kRecvReduce ? opSeconds(r.bytes, opt_.reduceGBps) : 0.0;
     push(now_ + p.latency + extra, kEvStepDone, dst, recvStep);
     return Status();
   }
-  uint32_t f = mm_.addFlow(p.off, p.len, static_cast<double>(bytes), now_);
+  uint32_t f = mm_->addFlow(p.off, p.len, static_cast<double>(bytes), now_);
   if (f >= flowInfo_.size()) flowInfo_.resize(f + 1);
   flowInfo_[f] = FlowInfo{src, dst, sendStep, recvStep, bytes, pid};
   return Status();
 }
 
-Status Engine::ready(int rank, uint32_t step) {
-  const Shape& sh = set_.shapeOfRank(rank);
+Status Engine::ready(int unit, uint32_t step) {
+  const Shape& sh = unitShape(unit);
   const SimStep& st = sh.steps[step];
   int n = set_.nranks();
   switch (st.op) {
     case OpKind::kCopy:
-      push(now_ + opSeconds(st.bytes, opt_.copyGBps), kEvStepDone, rank, step);
+      push(now_ + opSeconds(st.bytes, opt_.copyGBps), kEvStepDone, unit, step);
       return Status();
     case OpKind::kReduce:
-      push(now_ + opSeconds(st.bytes, opt_.reduceGBps), kEvStepDone, rank, step);
+      push(now_ + opSeconds(st.bytes, opt_.reduceGBps), kEvStepDone, unit, step);
       return Status();
     default:
       break;
   }
   bool isSend = st.op == OpKind::kSend;
-  int peer = (rank + st.peerDelta) % n;
-  int src = isSend ? rank : peer, dst = isSend ? peer : rank;
-  uint64_t key = matchKey(src, dst, st.seq);
+  int rank = unitRank(unit);
+  int peerRank = (rank + st.peerDelta) % n;
+  int peer = unitOf(peerRank);
+  int src = isSend ? unit : peer;
+  int32_t sendDelta = isSend ? st.peerDelta : (n - st.peerDelta) % n;
+  uint64_t key = matchKey(src, sendDelta, st.seq);
   if (st.seq >= (1u << 22))
     return invalidArgument("sim: rank ", rank, " step ", step,
                            ": more than 4M messages to one peer");
   auto it = waiting_.find(key);
   if (it != waiting_.end()) {
     uint32_t otherStep = static_cast<uint32_t>(it->second);
-    const SimStep& o = set_.shapeOfRank(peer).steps[otherStep];
+    const SimStep& o = unitShape(peer).steps[otherStep];
     if (o.bytes != st.bytes)
-      return invalidArgument("sim: rank ", src, " sends ", isSend ? st.bytes : o.bytes,
-                             " bytes to rank ", dst, " (message ", st.seq, ") but it receives ",
+      return invalidArgument("sim: rank ", isSend ? rank : peerRank, " sends ",
+                             isSend ? st.bytes : o.bytes, " bytes to rank ",
+                             isSend ? peerRank : rank, " (message ", st.seq, ") but it receives ",
                              isSend ? o.bytes : st.bytes);
     waiting_.erase(it);
-    return isSend ? startFlow(rank, step, peer, otherStep, st.bytes)
-                  : startFlow(peer, otherStep, rank, step, st.bytes);
+    return isSend ? startFlow(unit, step, peer, otherStep, st.bytes, sendDelta)
+                  : startFlow(peer, otherStep, unit, step, st.bytes, sendDelta);
   }
-  uint64_t v = (isSend ? 0ull : 1ull << 63) | (static_cast<uint64_t>(rank) << 32) | step;
+  uint64_t v = (isSend ? 0ull : 1ull << 63) | (static_cast<uint64_t>(unit) << 32) | step;
   waiting_.emplace(key, v);
   return Status();
 }
@@ -182,43 +204,44 @@ void Engine::flowEnd(uint32_t f) {
   const PathRec& p = paths_[fi.path];
   for (uint32_t i = 0; i < p.len; ++i) {
     const PathHop& h = hops_[p.off + i];
-    res_->linkBytes[h.link] += static_cast<double>(fi.bytes) * h.weight;
+    linkAcc_[h.link] += static_cast<double>(fi.bytes) * h.weight;
   }
-  mm_.removeFlow(f, now_);
+  mm_->removeFlow(f, now_);
   push(now_ + p.latency, kEvStepDone, fi.src, fi.sendStep);
-  const SimStep& r = set_.shapeOfRank(fi.dst).steps[fi.recvStep];
+  const SimStep& r = unitShape(fi.dst).steps[fi.recvStep];
   double extra = r.op == OpKind::kRecvReduce ? opSeconds(r.bytes, opt_.reduceGBps) : 0.0;
   push(now_ + p.latency + extra, kEvStepDone, fi.dst, fi.recvStep);
 }
 
-Status Engine::stepDone(int rank, uint32_t step) {
-  const Shape& sh = set_.shapeOfRank(rank);
+Status Engine::stepDone(int unit, uint32_t step) {
+  const Shape& sh = unitShape(unit);
   const SimStep& st = sh.steps[step];
   ++stepsDone_;
-  if (now_ > res_->rankSeconds[rank]) res_->rankSeconds[rank] = now_;
+  if (now_ > unitDone_[unit]) unitDone_[unit] = now_;
   for (uint32_t k = 0; k < st.nextCount; ++k) {
     uint32_t nx = sh.next[st.nextBegin + k];
-    if (--pending_[rank][nx] == 0) LOOM_CHECK(ready(rank, nx));
+    if (--pending_[unit][nx] == 0) LOOM_CHECK(ready(unit, nx));
   }
   return Status();
 }
 
 Status Engine::deadlock() const {
   int n = set_.nranks();
-  for (int r = 0; r < n; ++r) {
-    const Shape& sh = set_.shapeOfRank(r);
+  for (int u = 0; u < units_; ++u) {
+    const Shape& sh = unitShape(u);
     for (size_t i = 0; i < sh.steps.size(); ++i) {
-      if (pending_[r][i] == 0) continue;
+      if (pending_[u][i] == 0) continue;
       // The first step still waiting: name the dependency that never finished.
       const SimStep& st = sh.steps[i];
-      return invalidUsage("sim: deadlock: ", stepsDone_, " of ", set_.totalSteps(),
-                          " steps done; rank ", r, " step ", i, " (", sched::opKindName(st.op),
-                          ", peer ", (r + st.peerDelta) % n, ") still waits for ", pending_[r][i],
+      int r = unitRank(u);
+      return invalidUsage("sim: deadlock: ", stepsDone_, " of ", unitSteps_, " steps done; rank ",
+                          r, " step ", i, " (", sched::opKindName(st.op), ", peer ",
+                          (r + st.peerDelta) % n, ") still waits for ", pending_[u][i],
                           " dependencies");
     }
   }
   for (const auto& kv : waiting_) {
-    int rank = static_cast<int>((kv.second >> 32) & 0x7fffffff);
+    int rank = unitRank(static_cast<int>((kv.second >> 32) & 0x7fffffff));
     uint32_t step = static_cast<uint32_t>(kv.second);
     const SimStep& st = set_.shapeOfRank(rank).steps[step];
     return invalidUsage("sim: deadlock: rank ", rank, " step ", step, " (",
@@ -228,7 +251,7 @@ Status Engine::deadlock() const {
   return invalidUsage("sim: deadlock: flows stalled at zero rate (a link of capacity 0?)");
 }
 
-Status Engine::run() {
+Status Engine::setUp() {
   int n = set_.nranks();
   LOOM_CHECK(set_.complete());
   if (rankGpu_.empty()) {
@@ -242,28 +265,53 @@ Status Engine::run() {
                              net_.numGpus(), " GPUs");
   }
   if (n >= (1 << 21)) return invalidArgument("sim: at most 2M ranks");
-  waiting_.reserve(4 * static_cast<size_t>(n));
-  res_->linkBytes.assign(net_.numLinks(), 0.0);
-  res_->rankSeconds.assign(n, 0.0);
-  pending_.resize(n);
-  for (int r = 0; r < n; ++r) {
-    const Shape& sh = set_.shapeOfRank(r);
-    pending_[r].resize(sh.steps.size());
+  if (opt_.fold && !opt_.exact) {
+    LOOM_CHECK(foldRanks(net_, set_, rankGpu_, opt_, &fold_));
+    folded_ = fold_.folded;
+    res_->foldNote = fold_.note;
+  } else {
+    res_->foldNote = "not folded: off";
+  }
+  if (folded_) {
+    units_ = static_cast<int>(fold_.rep.size());
+    res_->foldClasses = units_;
+    cap_ = fold_.linkCap;
+    hops_ = fold_.hops;
+    for (const Folding::ClassPath& cp : fold_.paths) paths_.push_back({cp.off, cp.len, cp.latency});
+  } else {
+    units_ = n;
+    cap_.resize(net_.numLinks());
+    for (int l = 0; l < net_.numLinks(); ++l) cap_[l] = net_.link(l).bytesPerSec;
+  }
+  mm_ = std::make_unique<MaxMin>(&cap_, &hops_);
+  linkAcc_.assign(cap_.size(), 0.0);
+  unitDone_.assign(units_, 0.0);
+  waiting_.reserve(4 * static_cast<size_t>(units_));
+  pending_.resize(units_);
+  for (int u = 0; u < units_; ++u) {
+    const Shape& sh = unitShape(u);
+    unitSteps_ += sh.steps.size();
+    pending_[u].resize(sh.steps.size());
     for (size_t i = 0; i < sh.steps.size(); ++i) {
       if (sh.steps[i].depCount > 65535) return invalidArgument("sim: step with > 65535 deps");
-      pending_[r][i] = static_cast<uint16_t>(sh.steps[i].depCount);
+      pending_[u][i] = static_cast<uint16_t>(sh.steps[i].depCount);
     }
   }
-  for (int r = 0; r < n; ++r) {
-    const Shape& sh = set_.shapeOfRank(r);
+  return Status();
+}
+
+Status Engine::run() {
+  LOOM_CHECK(setUp());
+  for (int u = 0; u < units_; ++u) {
+    const Shape& sh = unitShape(u);
     for (size_t i = 0; i < sh.steps.size(); ++i)
-      if (sh.steps[i].depCount == 0) LOOM_CHECK(ready(r, static_cast<uint32_t>(i)));
+      if (sh.steps[i].depCount == 0) LOOM_CHECK(ready(u, static_cast<uint32_t>(i)));
   }
   auto emit = [this](uint32_t f, double t, uint32_t ver) {
     if (t < MaxMin::kInf) push(t, kEvFlowEnd, f, 0, ver);
   };
   for (;;) {
-    int c = mm_.recompute(now_, opt_.exact || !opt_.components, emit);
+    int c = mm_->recompute(now_, opt_.exact || !opt_.components, emit);
     if (c > 0) {
       ++res_->recomputes;
       res_->recomputeFlows += c;
@@ -280,7 +328,7 @@ Status Engine::run() {
       Event ev = events_.top();
       if (opt_.exact && any) break;
       events_.pop();
-      if (ev.kind == kEvFlowEnd && (!mm_.active(ev.a) || mm_.version(ev.a) != ev.ver)) continue;
+      if (ev.kind == kEvFlowEnd && (!mm_->active(ev.a) || mm_->version(ev.a) != ev.ver)) continue;
       now_ = std::max(now_, batchStart);
       any = true;
       ++res_->events;
@@ -292,7 +340,15 @@ Status Engine::run() {
     }
   }
   res_->seconds = now_;
-  if (stepsDone_ != set_.totalSteps()) return deadlock();
+  int n = set_.nranks();
+  res_->rankSeconds.resize(n);
+  for (int r = 0; r < n; ++r) res_->rankSeconds[r] = unitDone_[unitOf(r)];
+  res_->linkBytes.assign(net_.numLinks(), 0.0);
+  for (int l = 0; l < net_.numLinks(); ++l) {
+    int s = folded_ ? fold_.linkClass[l] : l;
+    if (s >= 0) res_->linkBytes[l] = linkAcc_[s];
+  }
+  if (stepsDone_ != unitSteps_) return deadlock();
   return Status();
 }
 

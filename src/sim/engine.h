@@ -7,10 +7,12 @@
 // are recomputed whenever flows start or end. Send and Recv complete when the last byte is in plus
 // the path's latency; a RecvReduce then reduces at reduceGBps, Copy/Reduce cost bytes / rate.
 //
-// Exploited regularity (SimOptions::exact turns both off, `components` the second; tests compare):
-// events at the same instant (within timeEpsilon) are processed as one batch with one rate
-// recomputation, and a recomputation only touches the connected component (flows sharing links,
-// transitively) of the links whose flows changed; max-min rates of other components cannot change.
+// Exploited regularity (SimOptions::exact turns all off, `components` the second, `fold` the third;
+// tests compare): events at the same instant (within timeEpsilon) are processed as one batch with
+// one rate recomputation; a recomputation only touches the connected component (flows sharing
+// links, transitively) of the links whose flows changed, since max-min rates of other components
+// cannot change; and symmetric ranks run folded into classes, one flow per class and step with a
+// multiplicity, on links folded into classes (fold.h says when that is exact).
 #pragma once
 
 #include <cstdint>
@@ -35,12 +37,16 @@ struct SimOptions {
   double copyGBps = 1000;      // local Copy rate (0: free)
   bool exact = false;          // no batching, global recomputation (slow; for tests)
   bool components = true;      // recompute only the touched component (false: all flows)
+  bool fold = true;            // fold symmetric ranks and links into classes (fold.h)
   double timeEpsilon = 1e-12;  // seconds: events this close count as simultaneous
 };
 
 struct SimResult {
   double seconds = 0;  // makespan: last step done
   uint64_t flows = 0, batches = 0, recomputes = 0, recomputeFlows = 0, events = 0;
+  uint64_t solverFlows = 0;  // flows the solver ran: `flows` unless folded (one per class)
+  int foldClasses = 0;       // rank classes of a folded run (0: not folded)
+  std::string foldNote;      // what was folded, or why not
   int maxComponentFlows = 0;
   std::vector<double> linkBytes;    // bytes carried per link (weight-scaled)
   std::vector<double> rankSeconds;  // when each rank's last step finished

@@ -4,16 +4,16 @@
 
 namespace loom::sim {
 
-MaxMin::MaxMin(const Net& net, const std::vector<PathHop>* pool)
-    : net_(net),
+MaxMin::MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* pool)
+    : cap_(*capacity),
       pool_(pool),
-      linkFlows_(net.numLinks()),
-      load_(net.numLinks(), 0.0),
-      demand_(net.numLinks(), 0.0),
-      remCap_(net.numLinks(), 0.0),
-      wsum_(net.numLinks(), 0.0),
-      linkStamp_(net.numLinks(), 0),
-      linkVer_(net.numLinks(), 0) {}
+      linkFlows_(capacity->size()),
+      load_(capacity->size(), 0.0),
+      demand_(capacity->size(), 0.0),
+      remCap_(capacity->size(), 0.0),
+      wsum_(capacity->size(), 0.0),
+      linkStamp_(capacity->size(), 0),
+      linkVer_(capacity->size(), 0) {}
 
 void MaxMin::touch(int link) {
   if (linkStamp_[link] == stamp_ + 1) return;  // already dirty in this round
@@ -45,7 +45,7 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
   fl.cap = kInf;
   for (uint32_t i = 0; i < len; ++i) {
     const PathHop& h = hop(fl, i);
-    fl.cap = std::min(fl.cap, net_.link(h.link).bytesPerSec / h.weight);
+    fl.cap = std::min(fl.cap, cap_[h.link] / h.weight);
   }
   for (uint32_t i = 0; i < len; ++i) {
     const PathHop& h = hop(fl, i);
@@ -147,7 +147,7 @@ void MaxMin::solve(double now) {
     fl.newRate = 0;
   }
   for (uint32_t l : compLinks_) {
-    remCap_[l] = net_.link(l).bytesPerSec;
+    remCap_[l] = cap_[l];
     wsum_[l] = 0;
   }
   const uint32_t s = stamp_;  // compLinks_ carry it

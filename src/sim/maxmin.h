@@ -21,7 +21,8 @@ namespace loom::sim {
 
 class MaxMin {
  public:
-  MaxMin(const Net& net, const std::vector<PathHop>* pool);
+  // capacity[l]: bytes/s of link l (links of the Net, or link classes of a folded run).
+  MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* pool);
 
   // The flow crosses (*pool)[off, off + len) (the pool may grow, entries must not change).
   uint32_t addFlow(uint32_t off, uint32_t len, double bytes, double now);
@@ -62,7 +63,7 @@ class MaxMin {
     uint32_t link, ver;
     bool operator>(const Share& o) const { return share > o.share; }
   };
-  bool slack(uint32_t l) const { return demand_[l] <= net_.link(l).bytesPerSec * (1 + 1e-9); }
+  bool slack(uint32_t l) const { return demand_[l] <= cap_[l] * (1 + 1e-9); }
   int collect(bool global);
   void solve(double now);
   void freeze(uint32_t f, double rate, uint32_t stamp);
@@ -71,7 +72,7 @@ class MaxMin {
 
   const PathHop& hop(const Flow& f, uint32_t i) const { return (*pool_)[f.off + i]; }
 
-  const Net& net_;
+  const std::vector<double>& cap_;
   const std::vector<PathHop>* pool_;
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_, active_;

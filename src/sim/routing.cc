@@ -18,7 +18,7 @@ constexpr uint8_t kFar = std::numeric_limits<uint8_t>::max();
 
 void flush(const std::unordered_map<int, double>& acc, std::vector<PathHop>* hops) {
   size_t first = hops->size();
-  for (const auto& kv : acc) hops->push_back({kv.first, static_cast<float>(kv.second)});
+  for (const auto& kv : acc) hops->push_back({kv.first, kv.second});
   std::sort(hops->begin() + first, hops->end(),
             [](const PathHop& a, const PathHop& b) { return a.link < b.link; });
 }
@@ -110,7 +110,7 @@ Status Router::switchPathEcmp(int from, int to, uint64_t key, std::vector<PathHo
         cand.push_back(l);
     }
     int l = cand[mix(key ^ mix(static_cast<uint64_t>(s))) % cand.size()];
-    hops->push_back({l, 1.0f});
+    hops->push_back({l, 1.0});
     s = net_->link(l).to;
     *nsw += 1;
   }
@@ -192,9 +192,9 @@ Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) 
     // a self message: no link
   } else if (gs.domain == gd.domain) {
     p.nvlink = true;
-    p.hops = {{gs.nvUp, 1.0f}, {gd.nvDown, 1.0f}};
+    p.hops = {{gs.nvUp, 1.0}, {gd.nvDown, 1.0}};
   } else if (hs == hd) {
-    p.hops = {{gs.pcieToRoot, 1.0f}, {gd.pcieFromRoot, 1.0f}};
+    p.hops = {{gs.pcieToRoot, 1.0}, {gd.pcieFromRoot, 1.0}};
   } else {
     int ns = n.nicOfGpu(srcGpu), nd = n.nicOfGpu(dstGpu);
     int up = n.nicUpLink(hs, ns), down = n.nicDownLink(hd, nd);
@@ -202,7 +202,7 @@ Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) 
       return invalidArgument("sim: GPU ", srcGpu, " cannot reach GPU ", dstGpu,
                              ": NIC not cabled or down");
     int leafS = n.link(up).to, leafD = n.link(down).from;
-    p.hops = {{gs.pcieToNic, 1.0f}, {up, 1.0f}};
+    p.hops = {{gs.pcieToNic, 1.0}, {up, 1.0}};
     int gS = n.node(leafS).group, gD = n.node(leafD).group;
     bool crossGroup = gS >= 0 && gD >= 0 && gS != gD;
     if (mode_ == RoutingMode::kEcmp) {
@@ -232,11 +232,10 @@ Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) 
       flush(useVal ? accVal : accMin, &p.hops);
       p.switchHops = useVal ? hVal : hMin;
     }
-    p.hops.push_back({down, 1.0f});
-    p.hops.push_back({gd.pcieFromNic, 1.0f});
+    p.hops.push_back({down, 1.0});
+    p.hops.push_back({gd.pcieFromNic, 1.0});
   }
   if (hs == hd && srcGpu != dstGpu && n.host(hs).sharedLink >= 0)
-    p.hops.push_back({n.host(hs).sharedLink, 1.0f});
   for (const PathHop& h : p.hops) {
     if (!n.link(h.link).up)
       return invalidArgument("sim: GPU ", srcGpu, " -> GPU ", dstGpu, " needs ", n.linkName(h.link),

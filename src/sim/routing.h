@@ -27,7 +27,7 @@ Status parseRouting(const std::string& s, RoutingMode* out);
 
 struct PathHop {
   int32_t link;
-  float weight;
+  double weight;
 };
 
 struct Path {

@@ -39,6 +39,8 @@ class ScheduleSet {
   // Every rank has a schedule.
   Status complete() const;
   const Shape& shapeOfRank(int r) const { return shapes_[shapeOf_[r]]; }
+  int shapeIdOfRank(int r) const { return shapeOf_[r]; }
+  const Shape& shape(int id) const { return shapes_[id]; }
   int numShapes() const { return static_cast<int>(shapes_.size()); }
   uint64_t totalSteps() const { return totalSteps_; }
   std::string algo;

@@ -126,8 +126,8 @@ int run(const Options& o) {
               << o.sim.latNetUs << " us + " << o.sim.latHopUs << " us/switch, reduce "
               << o.sim.reduceGBps << " GB/s\n";
   }
-  std::printf("%-8s %-14s %10s %14s %10s %10s %10s %8s %8s\n", "fabric", "algo", "size", "time(us)",
-              "algbw", "busbw", "flows", "shapes", "wall(s)");
+  std::printf("%-8s %-14s %10s %14s %10s %10s %10s %8s %8s %8s\n", "fabric", "algo", "size",
+              "time(us)", "algbw", "busbw", "flows", "shapes", "wall(s)", "classes");
   std::vector<BusbwSeries> series;
   if (!o.plotDir.empty()) mkdir(o.plotDir.c_str(), 0755);
   for (const Variant& v : variants) {
@@ -147,10 +147,10 @@ int run(const Options& o) {
         if (!s.ok())
           return fail(Status(s.code(), strCat(a->name, " ", bytes, " B: ", s.message())));
         double algbw = bytes / row.mean / 1e9, busbw = algbw * sim::busFactor(coll, n);
-        std::printf("%-8s %-14s %10s %14.2f %10.2f %10.2f %10llu %8d %8.2f\n", v.name.c_str(),
+        std::printf("%-8s %-14s %10s %14.2f %10.2f %10.2f %10llu %8d %8.2f %8d\n", v.name.c_str(),
                     aname.c_str(), sizeName(bytes).c_str(), row.mean * 1e6, algbw, busbw,
                     static_cast<unsigned long long>(row.last.flows), set.numShapes(),
-                    row.last.wallSeconds);
+                    row.last.wallSeconds, row.last.foldClasses);
         if (o.seeds > 1)
           std::printf("%-8s %-14s %10s   min %.2f us, max %.2f us over %d seeds\n", "", "", "",
                       row.min * 1e6, row.max * 1e6, o.seeds);
@@ -168,6 +168,8 @@ int run(const Options& o) {
             static_cast<unsigned long long>(r.recomputes),
             r.recomputes ? static_cast<double>(r.recomputeFlows) / r.recomputes : 0.0,
             r.maxComponentFlows);
+        std::printf("#   %s; %llu flows solved\n", r.foldNote.c_str(),
+                    static_cast<unsigned long long>(r.solverFlows));
       }
       if (!o.quiet && o.top > 0) {
         std::cout << "#   busiest links (" << aname << ", " << sizeName(lastBytes) << ", " << v.name

@@ -61,7 +61,10 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
          "merge events closer than this (approximation for algorithms with few large steps: "
          "events finish up to this early; not for pipelined rings; 0 = exact to 1 ps)")
       ->capture_default_str();
-  app.add_flag("--exact", o->sim.exact, "no batching, global rate solve (slow; for checking)");
+  app.add_flag("--exact", o->sim.exact,
+               "no batching, global rate solve, no folding (slow; for checking)");
+  app.add_flag("--no-fold", o->noFold,
+               "do not fold symmetric ranks into classes (the result is the same; for checking)");
   app.add_option("--fail", o->fail,
                  "what-if, comma list: switch:NAME spines:K leaves:K links:K global:K "
                  "level:NAME=FACTOR; runs healthy and degraded");
@@ -72,6 +75,7 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
   try {
     app.parse(argc, argv);
     if (o->batchUs > 0) o->sim.timeEpsilon = o->batchUs * 1e-6;
+    o->sim.fold = !o->noFold;
   } catch (const CLI::ParseError& e) {
     *rc = app.exit(e);
     return false;

@@ -32,6 +32,7 @@ struct Options {
   int top = 5;
   std::string plotDir;
   bool quiet = false;
+  bool noFold = false;
 };
 
 // Parses argv into `o`; returns false (and sets *rc) when the program should exit now.

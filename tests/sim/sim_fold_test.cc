@@ -1,0 +1,174 @@
+// Folding symmetric ranks and links into classes (sim/fold.h) gives the same answer as the run
+// without it: makespan, every rank's finish time and every link's bytes, on fat-trees (1:1, 2:1)
+// and a Dragonfly+, for ring, double binary tree, hierarchical and Rabenseifner all-reduce, with
+// spray, ECMP and Valiant routing; and folding backs off where the symmetry is not there (a failed
+// link splits classes, UGAL is never folded).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "algo/registry.h"
+#include "sim/engine.h"
+#include "sim/fold.h"
+#include "sim/from_topology.h"
+#include "sim/schedule_set.h"
+#include "topo/synth/synth.h"
+
+namespace loom::sim {
+namespace {
+
+Status makeNet(const std::string& spec, std::unique_ptr<Net>* out) {
+  topo::Topology t;
+  LOOM_CHECK(topo::synth::generateFromSpec(spec, &t));
+  *out = std::make_unique<Net>(NodeParams());  // 8 GPUs, 8 NICs, one NVLink domain per host
+  return netFromTopology(t, out->get());
+}
+
+Status buildSet(const std::string& algo, uint64_t bytes, const Net& net, ScheduleSet* set) {
+  const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, algo.c_str());
+  if (!a) return invalidArgument("no builder ", algo);
+  sched::CollArgs args;
+  args.count = bytes / 4;
+  args.chunkBytes = 256 * 1024;
+  std::vector<int> hostOf(set->nranks());
+  for (int r = 0; r < set->nranks(); ++r) hostOf[r] = net.hostOfGpu(r);
+  return buildScheduleSet(a->build, args, set->nranks(), hostOf, set);
+}
+
+double relDiff(double a, double b) {
+  double m = std::max(std::fabs(a), std::fabs(b));
+  return m > 0 ? std::fabs(a - b) / m : 0.0;
+}
+
+// Runs `set` folded and unfolded; expects identical results and returns the folded one.
+SimResult expectSameAsUnfolded(const Net& net, const ScheduleSet& set, SimOptions o,
+                               const std::string& what) {
+  SimResult folded, plain;
+  o.fold = true;
+  EXPECT_TRUE(simulate(net, set, {}, o, &folded).ok()) << what;
+  o.fold = false;
+  EXPECT_TRUE(simulate(net, set, {}, o, &plain).ok()) << what;
+  EXPECT_LE(relDiff(folded.seconds, plain.seconds), 1e-9) << what << ": " << folded.foldNote;
+  EXPECT_EQ(folded.flows, plain.flows) << what;
+  EXPECT_EQ(folded.rankSeconds.size(), plain.rankSeconds.size());
+  double worstRank = 0, worstLink = 0, maxBytes = 1;
+  for (size_t r = 0; r < plain.rankSeconds.size(); ++r)
+    worstRank = std::max(worstRank, relDiff(folded.rankSeconds[r], plain.rankSeconds[r]));
+  for (double b : plain.linkBytes) maxBytes = std::max(maxBytes, b);
+  for (size_t l = 0; l < plain.linkBytes.size(); ++l)
+    worstLink = std::max(worstLink, std::fabs(folded.linkBytes[l] - plain.linkBytes[l]) / maxBytes);
+  EXPECT_LE(worstRank, 1e-9) << what;
+  EXPECT_LE(worstLink, 1e-9) << what;
+  return folded;
+}
+
+struct FabricCase {
+  const char* name;
+  const char* spec;
+  RoutingMode routing;
+};
+
+// 8 hosts x 8 GPUs (Dragonfly+: 16 hosts); rails=8: every GPU has its own NIC and rail leaf.
+const FabricCase kFabrics[] = {
+    {"nonblocking-spray",
+     "fat-tree:levels=2,leavesPerPod=2,spinesPerPod=4,hostsPerLeaf=4,rails=8,speed=NDR",
+     RoutingMode::kSpray},
+    {"taper2-spray",
+     "fat-tree:levels=2,leavesPerPod=2,spinesPerPod=2,hostsPerLeaf=4,rails=8,speed=NDR",
+     RoutingMode::kSpray},
+    {"taper2-ecmp",
+     "fat-tree:levels=2,leavesPerPod=2,spinesPerPod=2,hostsPerLeaf=4,rails=8,speed=NDR",
+     RoutingMode::kEcmp},
+    {"dragonfly-spray",
+     "dragonfly:groups=4,leavesPerGroup=2,spinesPerGroup=2,hostsPerLeaf=2,globalLinksPerSpine=2,"
+     "speed=NDR",
+     RoutingMode::kSpray},
+    {"dragonfly-valiant",
+     "dragonfly:groups=4,leavesPerGroup=2,spinesPerGroup=2,hostsPerLeaf=2,globalLinksPerSpine=2,"
+     "speed=NDR",
+     RoutingMode::kValiant},
+};
+
+class SimFold : public ::testing::TestWithParam<FabricCase> {};
+
+TEST_P(SimFold, FoldedEqualsUnfolded) {
+  const FabricCase& fc = GetParam();
+  std::unique_ptr<Net> net;
+  ASSERT_TRUE(makeNet(fc.spec, &net).ok()) << fc.spec;
+  const int n = net->numGpus();
+  for (const char* algo : {"ring", "tree", "hier", "rabenseifner"}) {
+    if (!algo::findAlgo(sched::CollType::kAllReduce, algo)) continue;
+    ScheduleSet set(n);
+    ASSERT_TRUE(buildSet(algo, 4 << 20, *net, &set).ok()) << algo;
+    SimOptions o;
+    o.routing = fc.routing;
+    std::string what = std::string(fc.name) + " " + algo;
+    SimResult r = expectSameAsUnfolded(*net, set, o, what);
+    // A flat ring with spray folds: on the fat-trees into 8 classes (one per GPU of a host; the
+    // rail-optimised fabric looks the same from every host), on this small Dragonfly+ into 2 ranks
+    // per class (the ring crosses groups at a few places only).
+    if (std::string(algo) == "ring" && fc.routing == RoutingMode::kSpray) {
+      bool fatTree = std::string(fc.spec).rfind("fat-tree", 0) == 0;
+      EXPECT_GT(r.foldClasses, 0) << what << ": " << r.foldNote;
+      EXPECT_LE(r.foldClasses, fatTree ? 8 : n / 2) << what << ": " << r.foldNote;
+      EXPECT_LE(r.solverFlows * (fatTree ? 8 : 2), r.flows) << what;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, SimFold, ::testing::ValuesIn(kFabrics),
+                         [](const ::testing::TestParamInfo<FabricCase>& i) {
+                           std::string s = i.param.name;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+// A spine down breaks the symmetry: classes split (or folding is off), the answer stays the same.
+TEST(SimFoldFallback, FailedSpineSplitsClassesAndKeepsTheAnswer) {
+  std::unique_ptr<Net> net;
+  ASSERT_TRUE(
+      makeNet("fat-tree:levels=2,leavesPerPod=2,spinesPerPod=4,hostsPerLeaf=4,rails=8,speed=NDR",
+              &net)
+          .ok());
+  const int n = net->numGpus();
+  ScheduleSet set(n);
+  ASSERT_TRUE(buildSet("ring", 4 << 20, *net, &set).ok());
+  SimOptions o;
+  SimResult healthy = expectSameAsUnfolded(*net, set, o, "healthy");
+  ASSERT_GT(healthy.foldClasses, 0);
+  // Take down the busiest leaf->spine link (not an injection link: every GPU still reaches every
+  // other, the flows that crossed it spread over the remaining spines).
+  int victim = -1;
+  for (int l = 0; l < net->numLinks(); ++l)
+    if (net->link(l).level == LinkLevel::kTier1 &&
+        (victim < 0 || healthy.linkBytes[l] > healthy.linkBytes[victim]))
+      victim = l;
+  ASSERT_GE(victim, 0);
+  ASSERT_GT(healthy.linkBytes[victim], 0);
+  net->setLinkUp(victim, false);
+  SimResult failed = expectSameAsUnfolded(*net, set, o, "one tier-1 link down");
+  EXPECT_TRUE(failed.foldClasses == 0 || failed.foldClasses > healthy.foldClasses)
+      << healthy.foldNote << " / " << failed.foldNote;
+  EXPECT_GE(failed.seconds, healthy.seconds * (1 - 1e-9));
+}
+
+TEST(SimFoldFallback, UgalIsNotFolded) {
+  std::unique_ptr<Net> net;
+  ASSERT_TRUE(makeNet("dragonfly:groups=4,leavesPerGroup=2,spinesPerGroup=2,hostsPerLeaf=2,"
+                      "globalLinksPerSpine=2,speed=NDR",
+                      &net)
+                  .ok());
+  ScheduleSet set(net->numGpus());
+  ASSERT_TRUE(buildSet("ring", 1 << 20, *net, &set).ok());
+  SimOptions o;
+  o.routing = RoutingMode::kUgal;
+  SimResult r;
+  ASSERT_TRUE(simulate(*net, set, {}, o, &r).ok());
+  EXPECT_EQ(r.foldClasses, 0);
+  EXPECT_NE(r.foldNote.find("UGAL"), std::string::npos) << r.foldNote;
+  EXPECT_EQ(r.solverFlows, r.flows);
+}
+
+}  // namespace
+}  // namespace loom::sim
