@@ -46,6 +46,30 @@ std::vector<plan::Decision> pickCandidates(const std::vector<plan::Decision>& ca
   return pick;
 }
 
+// One progress thread per process (the local-machine model): a rank's receives and local
+// reductions and copies, which its CPU does (a CMA read, or a copy out of the shm ring or the
+// socket, then the reduction), run one at a time in schedule order: each waits for the previous.
+sched::Schedule serialiseLocalWork(const sched::Schedule& in) {
+  sched::Schedule out;
+  out.rank = in.rank;
+  out.nranks = in.nranks;
+  out.algo = in.algo;
+  out.scratchBytes = in.scratchBytes;
+  out.numBuffers = in.numBuffers;
+  int last = -1;
+  std::vector<int> deps;
+  for (const sched::Step& st : in.steps) {
+    deps.assign(in.deps.begin() + st.depBegin, in.deps.begin() + st.depBegin + st.depCount);
+    const bool cpu =
+        st.op != sched::OpKind::kSend && (st.bytes > 0 || st.op != sched::OpKind::kCopy);
+    if (cpu && last >= 0 && std::find(deps.begin(), deps.end(), last) == deps.end())
+      deps.push_back(last);
+    const int i = out.add(st, deps);
+    if (cpu) last = i;
+  }
+  return out;
+}
+
 }  // namespace
 
 PlanSimulator::PlanSimulator(plan::Planner* planner, SimulateSetup setup)
@@ -163,8 +187,11 @@ Status PlanSimulator::simulateOne(const sched::CollArgs& args, SimulatedCandidat
   }
   sim::ScheduleSet set(p);
   const plan::Decision& d = c->d;
+  const bool serial = s_.opt.localCores > 0;
   auto build = [&](const sched::CollArgs& a, const sched::Group& g, sched::Schedule* out) {
-    return planner_->build(d, a, g.rank, out);
+    LOOM_CHECK(planner_->build(d, a, g.rank, out));
+    if (serial) *out = serialiseLocalWork(*out);
+    return Status();
   };
   LOOM_CHECK(sim::buildScheduleSet(build, args, p, s_.hostOf, &set));
   sim::SimResult res;
