@@ -13,7 +13,8 @@ For each transport (shm, tcp loopback) it
      machine: each rank moves at most the calibrated per-flow rate, all ranks together at most
      N cores x that rate, reductions at the core rate x min(1, N / ranks));
   4. prints measured / simulated with the ratio, PASS when within --tolerance (25%).
-The measuring steps hold /tmp/loom-measure.lock (flock), as every perf run on this machine.
+The measuring steps hold /tmp/loom-measure.lock (flock), as every perf run on this machine
+(or run it as `flock /tmp/loom-measure.lock perf/sim/validate_local.py --lock '' ...`).
 
   perf/sim/validate_local.py --build build --out perf/results/<date>-<host>-sim-vs-loom
 """
@@ -143,7 +144,8 @@ def main():
     ap.add_argument("--reps", type=int, default=2, help="measurements per point (best is kept)")
     ap.add_argument("--cores", type=int, default=os.cpu_count())
     ap.add_argument("--tolerance", type=float, default=0.25)
-    ap.add_argument("--lock", default="/tmp/loom-measure.lock")
+    ap.add_argument("--lock", default="/tmp/loom-measure.lock",
+                    help="held while measuring ('' when run under flock(1) on it)")
     a = ap.parse_args()
     ranks = [int(x) for x in a.ranks.split(",")]
     sizes = [size_arg(x) for x in a.sizes.split(",")]
@@ -156,9 +158,10 @@ def main():
         sys.exit("validate_local: --sizes must be x4 steps (the drivers' -f 4)")
     os.makedirs(a.out, exist_ok=True)
 
-    lock = open(a.lock, "w")
-    print(f"validate_local: waiting for {a.lock} ...", flush=True)
-    fcntl.flock(lock, fcntl.LOCK_EX)
+    lock = open(a.lock, "w") if a.lock else None  # "": the caller holds it (flock(1))
+    if lock:
+        print(f"validate_local: waiting for {a.lock} ...", flush=True)
+        fcntl.flock(lock, fcntl.LOCK_EX)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     red = reduce_rates(a.build, sizes)
     calib = {t: calibrate(a.build, t, sizes, a.iters, red) for t in transports}
@@ -178,7 +181,8 @@ def main():
                         k = (t, algo, p, s)
                         measured[k] = min(us, measured.get(k, us))
                         ran[k] = loom_decision(log[0])
-    fcntl.flock(lock, fcntl.LOCK_UN)
+    if lock:
+        fcntl.flock(lock, fcntl.LOCK_UN)
 
     def point(t, algo, p, s, params, force=None):
         dec, model_us, sim_us = simulate(a.build, t, p, s, params, force or algo, a.cores)
