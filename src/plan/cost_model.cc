@@ -50,8 +50,10 @@ struct FitField {
   const char* key;
   double AlgoFit::*field;
 };
-const FitField kFitFields[] = {
-    {"baseUs", &AlgoFit::baseUs}, {"roundUs", &AlgoFit::roundUs}, {"bwEff", &AlgoFit::bwEff}};
+const FitField kFitFields[] = {{"baseUs", &AlgoFit::baseUs},
+                               {"roundUs", &AlgoFit::roundUs},
+                               {"wakeUs", &AlgoFit::wakeUs},
+                               {"bwEff", &AlgoFit::bwEff}};
 
 // "fit.ring.shm.baseUs" = v into out->fits["ring.shm"].baseUs; false when the key is not one.
 bool parseFitKey(const std::string& k, double v, CostParams* out) {
@@ -313,7 +315,8 @@ CostModel::Terms CostModel::terms(const std::vector<Round>& rounds, bool pipelin
   for (const Round& r : rounds) {
     RoundCost c = roundCost(r);
     t.fixed += c.latency * r.repeat;
-    t.rounds += oversubscription(c, params_.cores) * r.repeat;
+    t.rounds += r.repeat;
+    t.wakes += (oversubscription(c, params_.cores) - 1) * r.repeat;
     t.transfer += transferSec(c, pipelined) * r.repeat;
   }
   return t;
@@ -327,9 +330,9 @@ double CostModel::price(const std::vector<Round>& rounds, std::string* worst,
   double total = f.baseUs * 1e-6, worstT = -1;
   for (const Round& r : rounds) {
     RoundCost c = roundCost(r);
-    const double t =
-        std::max(0.0, c.latency + f.roundUs * 1e-6 * oversubscription(c, params_.cores)) +
-        transferSec(c, opts.pipelined) / f.bwEff;
+    const double t = std::max(0.0, c.latency + f.roundUs * 1e-6 +
+                                       f.wakeUs * 1e-6 * (oversubscription(c, params_.cores) - 1)) +
+                     transferSec(c, opts.pipelined) / f.bwEff;
     total += t * r.repeat;
     if (worst && t * r.repeat > worstT) worstT = t * r.repeat, *worst = c.bottleneck;
   }

@@ -38,11 +38,12 @@ const char* pathKindName(PathKind k);
 // What the alpha-beta-gamma rounds do not see of one algorithm's implementation on one
 // transport, as NCCL's tuner keeps a base latency and a bandwidth ratio per algorithm and protocol:
 // a fixed cost per call (schedule lookup, executor set-up), a cost per round beyond the message
-// latency (executor step bookkeeping, waking the ranks of the round), and the fraction of the
-// modelled bandwidth and reduction rate the implementation reaches (extra copies through
+// latency (executor step bookkeeping), a further cost per round for each time its active ranks
+// oversubscribe the shared cores (waking ranks that gave their core away), and the fraction of
+// the modelled bandwidth and reduction rate the implementation reaches (extra copies through
 // scratch, staging). Measured by `loom-plan --calibrate`; the identity when absent.
 struct AlgoFit {
-  double baseUs = 0, roundUs = 0, bwEff = 1;
+  double baseUs = 0, roundUs = 0, wakeUs = 0, bwEff = 1;
 };
 
 // Latency in microseconds, bandwidth in GB/s (1e9 bytes/s).
@@ -58,7 +59,7 @@ struct CostParams {
   double cores = 0;
   // Per "algorithm.transport" (transport: shm when every rank is on one host, else the
   // inter-host transport), written as fit.ring.shm.baseUs=..., fit.ring.shm.roundUs=...,
-  // fit.ring.shm.bwEff=...
+  // fit.ring.shm.wakeUs=..., fit.ring.shm.bwEff=...
   std::map<std::string, AlgoFit> fits;
   const AlgoFit* fit(const std::string& algo, Transport t) const;
   std::string toString() const;
@@ -115,11 +116,11 @@ class CostModel {
                const PriceOpts& opts = PriceOpts()) const;
   // The transport an AlgoFit is keyed by: shm when every rank is on one host.
   Transport fitTransport() const;
-  // The parts of a price that the AlgoFit scales, for calibration: rounds weighted by the
-  // cores' oversubscription (what roundUs multiplies) and the transfer + reduction seconds
-  // (what bwEff divides); the rest (message latency) is `fixed`.
+  // The parts of a price that the AlgoFit scales, for calibration: rounds (what roundUs
+  // multiplies), rounds times the cores' oversubscription beyond 1 (wakeUs) and the transfer +
+  // reduction seconds (what bwEff divides); the rest (message latency) is `fixed`.
   struct Terms {
-    double fixed = 0, rounds = 0, transfer = 0;
+    double fixed = 0, rounds = 0, wakes = 0, transfer = 0;
   };
   Terms terms(const std::vector<Round>& rounds, bool pipelined) const;
 

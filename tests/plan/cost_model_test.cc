@@ -221,15 +221,16 @@ TEST(CostModel, CoresSerialiseTheRanksOfARound) {
   EXPECT_NE(shared.bottleneck.find("cpu"), std::string::npos);
 }
 
-// The fit of (algorithm, transport) is added on top of the model: base once, roundUs per round
-// (times the cores' oversubscription), and the transfer divided by bwEff; the transport is shm for
+// The fit of (algorithm, transport) is added on top of the model: base once, roundUs per round,
+// wakeUs per round and unit of the cores' oversubscription beyond 1, and the transfer divided by
+// bwEff; the transport is shm for
 // a one-host communicator and the inter-host transport otherwise, and other algorithms are
 // untouched.
 TEST(CostModel, AlgoFitIsAppliedPerAlgorithmAndTransport) {
   CostParams cp;
   cp.cores = 2;
   ASSERT_TRUE(CostParams::parse("fit.ring.shm.baseUs=10,fit.ring.shm.roundUs=2,"
-                                "fit.ring.shm.bwEff=0.5",
+                                "fit.ring.shm.wakeUs=5,fit.ring.shm.bwEff=0.5",
                                 &cp)
                   .ok());
   CostModel m(oneHost(4), cp);
@@ -238,11 +239,12 @@ TEST(CostModel, AlgoFitIsAppliedPerAlgorithmAndTransport) {
   for (int r = 0; r < 4; ++r) f.push_back({r, (r + 1) % 4, 1 << 16});
   const std::vector<Round> rounds = {Round{f, 3, 0}};
   const CostModel::Terms t = m.terms(rounds, false);
-  EXPECT_DOUBLE_EQ(t.rounds, 3 * 2.0);  // 4 active ranks on 2 cores, 3 times
+  EXPECT_DOUBLE_EQ(t.rounds, 3);
+  EXPECT_DOUBLE_EQ(t.wakes, 3 * (4 / 2.0 - 1));  // 4 active ranks on 2 cores, 3 times
   PriceOpts ring;
   ring.algo = "ring";
-  EXPECT_NEAR(m.price(rounds, nullptr, ring), 10e-6 + t.fixed + 2e-6 * t.rounds + t.transfer / 0.5,
-              1e-12);
+  EXPECT_NEAR(m.price(rounds, nullptr, ring),
+              10e-6 + t.fixed + 2e-6 * t.rounds + 5e-6 * t.wakes + t.transfer / 0.5, 1e-12);
   PriceOpts rd;
   rd.algo = "rd";
   EXPECT_NEAR(m.price(rounds, nullptr, rd), t.fixed + t.transfer, 1e-12);

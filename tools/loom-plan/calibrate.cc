@@ -90,9 +90,12 @@ int rankMain(const MeasureSpec& m, int rank, Shared sh) {
         size_t a = (j + r) % na;
         if (r % 2) a = na - 1 - a;
         loomComm_t c = comms[a];
-        if (loomAllReduce(in.data(), out.data(), count, loomFloat32, loomSum, c, nullptr) !=
-            loomSuccess)
-          return 3;  // warm-up call, and the check
+        // A warm-up call (and the check) before every batch of small calls; large ones need
+        // it only the first time (their batch is one call, a warm-up would double the time).
+        const bool warm = r == 0 || m.sizes[s] < (1u << 20);
+        if (warm && loomAllReduce(in.data(), out.data(), count, loomFloat32, loomSum, c, nullptr) !=
+                        loomSuccess)
+          return 3;
         if (r == 0 && (out[0] != want || out[count - 1] != want)) {
           std::cerr << "rank " << rank << ": wrong result with " << m.algos[a] << " at "
                     << m.sizes[s] << " B\n";
@@ -271,22 +274,31 @@ Status termsOf(const loom::plan::CostParams& params, Point* pt) {
   return Status();
 }
 
-// Least squares for y = base + roundUs * R + invEff * T, weighted by 1/measured (relative error),
-// with base >= 0, roundUs >= minRoundUs and invEff > 0: the best of the feasible solutions over
-// the subsets of {base, roundUs - minRoundUs} (invEff always in). minRoundUs < 0 lets the fit take
-// back part of alpha, which two ranks' recursive doubling measured together with the per-call cost.
+// Predicted us of a point under a fit, as CostModel::price adds it up.
+double predictUs(const loom::plan::AlgoFit& f, const loom::plan::CostModel::Terms& t) {
+  return f.baseUs + t.fixed * 1e6 + f.roundUs * t.rounds + f.wakeUs * t.wakes +
+         t.transfer * 1e6 / f.bwEff;
+}
+
+// Least squares for y = base + roundUs R + wakeUs W + invEff T (R, W, T: the model's terms),
+// weighted by 1/measured (relative error), with base, wakeUs >= 0, roundUs >= minRoundUs and
+// invEff > 0: the best feasible solution over the subsets of {base, roundUs - minRoundUs, wakeUs}
+// (invEff always in). minRoundUs < 0 lets the fit take back part of alpha, which two ranks'
+// recursive doubling measured together with the per-call cost.
 loom::plan::AlgoFit fitPoints(const std::vector<const Point*>& pts, double minRoundUs) {
+  constexpr int kCols = 4;  // base, roundUs - minRoundUs, wakeUs, invEff
   loom::plan::AlgoFit best;
   double bestErr = -1;
-  for (int mask = 0; mask < 4; ++mask) {
-    std::vector<int> cols = {2};
-    if (mask & 1) cols.push_back(0);
-    if (mask & 2) cols.push_back(1);
+  for (int mask = 0; mask < 8; ++mask) {
+    std::vector<int> cols = {3};
+    for (int c = 0; c < 3; ++c)
+      if (mask & (1 << c)) cols.push_back(c);
     const size_t n = cols.size();
-    double A[3][4] = {};  // normal equations, augmented
+    double A[kCols][kCols + 1] = {};  // normal equations, augmented
     for (const Point* p : pts) {
-      const double w = 1.0 / p->us, row[3] = {1.0, p->terms.rounds, p->terms.transfer * 1e6};
-      const double y = p->us - p->terms.fixed * 1e6 - minRoundUs * p->terms.rounds;
+      const loom::plan::CostModel::Terms& t = p->terms;
+      const double w = 1.0 / p->us, row[kCols] = {1.0, t.rounds, t.wakes, t.transfer * 1e6};
+      const double y = p->us - t.fixed * 1e6 - minRoundUs * t.rounds;
       for (size_t i = 0; i < n; ++i) {
         for (size_t j = 0; j < n; ++j) A[i][j] += w * w * row[cols[i]] * row[cols[j]];
         A[i][n] += w * w * row[cols[i]] * y;
@@ -306,22 +318,20 @@ loom::plan::AlgoFit fitPoints(const std::vector<const Point*>& pts, double minRo
       }
     }
     if (singular) continue;
-    double x[3] = {0, 0, 0};
+    double x[kCols] = {0, 0, 0, 0};
     for (size_t i = 0; i < n; ++i) x[cols[i]] = A[i][n] / A[i][i];
-    if (x[0] < 0 || x[1] < 0 || x[2] <= 0) continue;
-    x[1] += minRoundUs;
+    if (x[0] < 0 || x[1] < 0 || x[2] < 0 || x[3] <= 0) continue;
+    loom::plan::AlgoFit f;
+    f.baseUs = x[0];
+    f.roundUs = x[1] + minRoundUs;
+    f.wakeUs = x[2];
+    f.bwEff = std::clamp(1.0 / x[3], 0.05, 20.0);
     double err = 0;
     for (const Point* p : pts) {
-      const double pred =
-          x[0] + x[1] * p->terms.rounds + x[2] * p->terms.transfer * 1e6 + p->terms.fixed * 1e6;
-      err += (pred / p->us - 1) * (pred / p->us - 1);
+      const double e = predictUs(f, p->terms) / p->us - 1;
+      err += e * e;
     }
-    if (bestErr < 0 || err < bestErr) {
-      bestErr = err;
-      best.baseUs = x[0];
-      best.roundUs = x[1];
-      best.bwEff = std::clamp(1.0 / x[2], 0.05, 20.0);
-    }
+    if (bestErr < 0 || err < bestErr) bestErr = err, best = f;
   }
   return best;
 }
@@ -345,7 +355,7 @@ loom::Status calibrate(loom::plan::CostParams* out, bool verbose) {
   for (const loom::algo::AlgoInfo* ai : loom::algo::algosFor(loom::sched::CollType::kAllReduce))
     m.algos.push_back(ai->name);
   m.sizes = {8, 2048, 64 << 10, 1 << 20, 16 << 20};
-  m.rounds = 3;
+  m.rounds = 5;
   std::vector<Point> pts;
   for (const char* tr : {"shm", "tcp"}) {
     for (int ranks : {2, 4, 8}) {
@@ -385,16 +395,19 @@ loom::Status calibrate(loom::plan::CostParams* out, bool verbose) {
     out->fits = fits;
   }
   if (verbose) {
+    int within10 = 0, within25 = 0;
     std::cerr << "# calibration: measured (median of " << m.rounds
               << " interleaved rounds) against the fitted model, us\n";
     for (Point& p : pts) {
       LOOM_CHECK(termsOf(*out, &p));
-      const loom::plan::AlgoFit& f = out->fits[p.algo + "." + p.transport];
-      const double pred = f.baseUs + p.terms.fixed * 1e6 + f.roundUs * p.terms.rounds +
-                          p.terms.transfer * 1e6 / f.bwEff;
+      const double pred = predictUs(out->fits[p.algo + "." + p.transport], p.terms);
       std::cerr << p.transport << " np" << p.ranks << " " << p.bytes << " B " << p.algo
                 << ": measured " << p.us << " predicted " << pred << "\n";
+      within10 += std::abs(pred / p.us - 1) <= 0.1;
+      within25 += std::abs(pred / p.us - 1) <= 0.25;
     }
+    std::cerr << "# predicted within 10% of measured at " << within10 << " of " << pts.size()
+              << " points, within 25% at " << within25 << "\n";
   }
   return Status();
 }
