@@ -8,7 +8,8 @@
 // calibrate fits the cost model to such runs: the reduction rate of one core, shm/tcp alpha and
 // beta (two ranks' recursive doubling: one exchange and one reduction per call), the machine's
 // cores, then per (algorithm, transport) the terms of CostParams::AlgoFit (base latency,
-// per-round overhead, bandwidth efficiency) by least squares on the relative error over 2, 4 and
+// per-round overhead, per-round wake-up cost when ranks outnumber cores, bandwidth efficiency) by
+// least squares on the relative error over 2, 4 and
 // 8 rank runs of every algorithm at 8 B, 2 KiB, 64 KiB, 1 MiB and 16 MiB.
 #pragma once
 
