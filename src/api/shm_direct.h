@@ -39,7 +39,7 @@ class ShmDirect {
     int64_t timeoutMs = 600000;
     int64_t spinUs = 50;
     int64_t peerCheckMs = 500;
-    uint64_t maxBytes = 4096;  // largest message (slot size)
+    uint64_t maxBytes = 32768;  // largest message (slot size)
   };
   // Collective over all ranks (two allGathers). Every rank must call it.
   static Status create(const Args& args, std::unique_ptr<ShmDirect>* out);

@@ -22,11 +22,11 @@ std::string check(loomResult_t r, loomComm_t comm, const char* what) {
   return r == loomSuccess ? "" : std::string(what) + ": " + loomGetLastError(comm);
 }
 
-// Alternates sizes around the direct threshold (4096 bytes by default), barriers, in place and
+// Alternates sizes around the direct threshold (32 KiB by default), barriers, in place and
 // out of place; every result is checked, and the float results are compared bit for bit across
 // ranks (rank 0 broadcasts its bits).
 std::string mixedCalls(int rank, int p, loomComm_t comm) {
-  const size_t counts[] = {1, 7, 1024, 1025, 3, 0, 16384, 2};
+  const size_t counts[] = {1, 7, 8192, 8193, 3, 0, 16384, 1024};
   for (int iter = 0; iter < 300; ++iter) {
     size_t n = counts[iter % 8];
     std::vector<int32_t> in(n), out(n, -1);
