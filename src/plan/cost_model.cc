@@ -45,6 +45,7 @@ const ParamField kFields[] = {
     {"tcpGBps", &CostParams::tcpGBps},         {"netAlphaUs", &CostParams::netAlphaUs},
     {"switchHopUs", &CostParams::switchHopUs}, {"netGBps", &CostParams::netGBps},
     {"reduceGBps", &CostParams::reduceGBps},   {"cores", &CostParams::cores},
+    {"shmCmaGBps", &CostParams::shmCmaGBps},   {"shmCmaBytes", &CostParams::shmCmaBytes},
 };
 struct FitField {
   const char* key;
@@ -102,7 +103,7 @@ Status CostParams::parse(const std::string& text, CostParams* out) {
     // cores (0: unlimited), baseUs and roundUs may be 0; only roundUs may be negative (a fit that
     // takes part of alpha back: the per-round cost never goes below 0, see price()).
     const bool fit = k.rfind("fit.", 0) == 0;
-    const bool zeroOk = k == "cores" || (fit && k.find("bwEff") == k.npos);
+    const bool zeroOk = k == "cores" || k == "shmCmaGBps" || (fit && k.find("bwEff") == k.npos);
     const bool negOk = fit && k.size() > 8 && k.compare(k.size() - 8, 8, ".roundUs") == 0;
     if (end == item.c_str() + eq + 1 || *end != 0 || (v < 0 && !negOk) || (v == 0 && !zeroOk))
       return invalidArgument("cost params: bad value for ", k);
@@ -231,8 +232,10 @@ double CostModel::alpha(int a, int b) const {
   return base * 1e-6;
 }
 
-double CostModel::flowGBps(int a, int b) const {
-  if (pathKind(a, b) == PathKind::kLocal) return params_.shmGBps;
+double CostModel::flowGBps(int a, int b, uint64_t bytes) const {
+  if (pathKind(a, b) == PathKind::kLocal)
+    return params_.shmCmaGBps > 0 && bytes >= params_.shmCmaBytes ? params_.shmCmaGBps
+                                                                  : params_.shmGBps;
   double link = cap_[nic_[a]] / 1e9;
   return place_.interHost == Transport::kTcp ? std::min(link, params_.tcpGBps) : link;
 }
@@ -253,13 +256,14 @@ RoundCost CostModel::roundCost(const Round& round) const {
   for (const Flow& f : round.flows) {
     if (f.bytes == 0) continue;
     lat[f.src] += alpha(f.src, f.dst);
-    longest = std::max(longest, f.bytes / (flowGBps(f.src, f.dst) * 1e9));
-    cpuSec += f.bytes / (flowGBps(f.src, f.dst) * 1e9);
+    const double rate = flowGBps(f.src, f.dst, f.bytes);
+    longest = std::max(longest, f.bytes / (rate * 1e9));
+    cpuSec += f.bytes / (rate * 1e9);
     active[f.src] = active[f.dst] = true;
     const double b = static_cast<double>(f.bytes);
     PathKind k = pathKind(f.src, f.dst);
-    if (k == PathKind::kLocal) {
-      use(hostMem_[place_.hostOf[f.src]], b);
+    if (k == PathKind::kLocal) {  // host memory in copy-ring bytes: a single copy costs less
+      use(hostMem_[place_.hostOf[f.src]], b * params_.shmGBps / rate);
       continue;
     }
     use(nic_[f.src], b);

@@ -52,6 +52,11 @@ struct CostParams {
   double tcpAlphaUs = 25.0, tcpGBps = 1.5;
   double netAlphaUs = 1.5, switchHopUs = 0.15, netGBps = 25.0;  // RDMA; netGBps when no fabric
   double reduceGBps = 8.0;                                      // local reduction (gamma)
+  // shm's single-copy protocol (Cross Memory Attach) for messages of at least shmCmaBytes, at
+  // shmCmaGBps (0: none, every shm message goes through the copy ring at shmGBps), as NCCL prices
+  // its protocols apart. The planner takes the threshold and whether CMA is on from
+  // LOOM_SHM_CMA_THRESHOLD / LOOM_SHM_CMA.
+  double shmCmaGBps = 0, shmCmaBytes = 65536;
   // CPU cores that all ranks of the communicator share (a one-machine job over shm, or over
   // loopback tcp as in the calibration); 0: every rank has a core of its own (multi-host jobs).
   // With it the CPU work of a round (message latencies, copies, reductions, wake-ups) of all its
@@ -108,8 +113,8 @@ class CostModel {
   CostModel(const Placement& place, const CostParams& params);
 
   PathKind pathKind(int a, int b) const;
-  double alpha(int a, int b) const;     // seconds per message
-  double flowGBps(int a, int b) const;  // single-flow rate cap
+  double alpha(int a, int b) const;                         // seconds per message
+  double flowGBps(int a, int b, uint64_t bytes = 0) const;  // single-flow rate cap
   RoundCost roundCost(const Round& r) const;
   // Sum over rounds (times repeat); `worst` gets the bottleneck of the most expensive round.
   double price(const std::vector<Round>& rounds, std::string* worst = nullptr,

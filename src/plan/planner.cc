@@ -68,6 +68,9 @@ Planner::Planner(const PlannerContext& ctx) : ctx_(ctx) {
   if (ctx_.readEnv && status_.ok()) {
     CostParams fromEnv = ctx_.params;
     status_ = readParams(&fromEnv);
+    // shm's single-copy protocol as the transport will run it.
+    fromEnv.shmCmaBytes = static_cast<double>(params::shmCmaThreshold());
+    if (params::shmCma() == "off") fromEnv.shmCmaGBps = 0;
     if (status_.ok()) ctx_.params = fromEnv;
   }
   if (!status_.ok()) {

@@ -202,6 +202,22 @@ TEST(CostModel, PipelinedRoundsOverlapTheReduction) {
   EXPECT_NEAR(m.price({r}, nullptr, piped), c.latency + c.bandwidth, 1e-12);
 }
 
+// shm's single-copy protocol: messages from shmCmaBytes on move at shmCmaGBps and cost host
+// memory once, smaller ones go through the copy ring at shmGBps; without shmCmaGBps all do.
+TEST(CostModel, ShmSingleCopyPricedApart) {
+  CostParams cp;
+  cp.shmGBps = 2;
+  cp.hostMemGBps = 1000;
+  cp.shmCmaGBps = 8;
+  cp.shmCmaBytes = 65536;
+  CostModel m(oneHost(2), cp);
+  EXPECT_DOUBLE_EQ(m.flowGBps(0, 1, 1 << 20), 8);
+  EXPECT_DOUBLE_EQ(m.flowGBps(0, 1, 32 << 10), 2);
+  EXPECT_NEAR(m.roundCost(Round{{{0, 1, 1 << 20}}, 1, 0}).bandwidth, (1 << 20) / 8e9, 1e-12);
+  cp.shmCmaGBps = 0;
+  EXPECT_DOUBLE_EQ(CostModel(oneHost(2), cp).flowGBps(0, 1, 1 << 20), 2);
+}
+
 // 8 ranks on one host with 2 cores: the round's 8 message latencies, copies and reductions are CPU
 // work spread over 2 cores, so a round in which every rank sends costs 4 alphas, not 1.
 TEST(CostModel, CoresSerialiseTheRanksOfARound) {

@@ -354,7 +354,10 @@ loom::Status calibrate(loom::plan::CostParams* out, bool verbose) {
   MeasureSpec m;
   for (const loom::algo::AlgoInfo* ai : loom::algo::algosFor(loom::sched::CollType::kAllReduce))
     m.algos.push_back(ai->name);
-  m.sizes = {8, 2048, 64 << 10, 1 << 20, 16 << 20};
+  // 32 KiB: below shm's single-copy threshold (its copy ring); 16 MiB: above it.
+  m.sizes = {8, 2048, 32 << 10, 1 << 20, 16 << 20};
+  out->shmCmaBytes = static_cast<double>(loom::params::shmCmaThreshold());
+  const bool cma = loom::params::shmCma() != "off";
   m.rounds = 5;
   std::vector<Point> pts;
   for (const char* tr : {"shm", "tcp"}) {
@@ -368,14 +371,22 @@ loom::Status calibrate(loom::plan::CostParams* out, bool verbose) {
           pts.push_back({m.algos[i], tr, ranks, m.sizes[s], r.medianUs(i, s), {}});
       if (ranks != 2) continue;
       // Alpha and beta from two ranks' recursive doubling: one exchange of the whole vector and
-      // one reduction of it per call.
+      // one reduction of it per call. shm: the copy ring's rate at 32 KiB, single copy's at 16 MiB.
       const size_t rd = std::find(m.algos.begin(), m.algos.end(), "rd") - m.algos.begin();
-      const double small = r.medianUs(rd, 0) * 1e-6,
-                   large = r.medianUs(rd, m.sizes.size() - 1) * 1e-6;
-      const double n = static_cast<double>(m.sizes.back());
-      const double gbps = n / std::max(1e-9, large - small - n / (out->reduceGBps * 1e9)) / 1e9;
-      (std::string(tr) == "shm" ? out->shmAlphaUs : out->tcpAlphaUs) = small * 1e6;
-      (std::string(tr) == "shm" ? out->shmGBps : out->tcpGBps) = gbps;
+      const double small = r.medianUs(rd, 0) * 1e-6;
+      auto rate = [&](size_t s) {
+        const double n = static_cast<double>(m.sizes[s]), t = r.medianUs(rd, s) * 1e-6;
+        return std::min(100.0, n / std::max(1e-9, t - small - n / (out->reduceGBps * 1e9)) / 1e9);
+      };
+      const size_t last = m.sizes.size() - 1;
+      if (std::string(tr) == "shm") {
+        out->shmAlphaUs = small * 1e6;
+        out->shmGBps = cma ? rate(2) : rate(last);
+        out->shmCmaGBps = cma ? rate(last) : 0;
+      } else {
+        out->tcpAlphaUs = small * 1e6;
+        out->tcpGBps = rate(last);
+      }
     }
   }
   out->hostMemGBps = out->shmGBps * std::max(1.0, out->cores);
