@@ -35,12 +35,22 @@ int batchCalls(uint64_t bytes) {
   return static_cast<int>(std::clamp<uint64_t>((1u << 21) / std::max<uint64_t>(bytes, 1), 1, 100));
 }
 
-// Forces LOOM_ALGO for the next communicator made in this process ("" = the planner chooses).
+// Sets the environment for the next communicator made in this process: LOOM_ALGO forcing `algo`;
+// nothing forced for "" (the library as it is) and for "planner" (the planner's choice always:
+// the one-host direct path off, LOOM_SHM_DIRECT_BYTES=0).
 void forceAlgo(const std::string& algo, const std::string& paramsFile) {
-  if (algo.empty())
+  static const char* direct = std::getenv("LOOM_SHM_DIRECT_BYTES");  // the user's, kept for ""
+  static const std::string userDirect = direct ? direct : "";
+  if (algo.empty() || algo == "planner")
     unsetenv("LOOM_ALGO");
   else
     setenv("LOOM_ALGO", ("allreduce:" + algo).c_str(), 1);
+  if (algo == "planner")
+    setenv("LOOM_SHM_DIRECT_BYTES", "0", 1);
+  else if (direct)
+    setenv("LOOM_SHM_DIRECT_BYTES", userDirect.c_str(), 1);
+  else
+    unsetenv("LOOM_SHM_DIRECT_BYTES");
   unsetenv("LOOM_TUNE");
   if (!paramsFile.empty()) setenv("LOOM_PLAN_PARAMS", ("@" + paramsFile).c_str(), 1);
   loom::params::resetCacheForTesting();
@@ -137,7 +147,7 @@ Status measureAllReduce(const MeasureSpec& m, Measured* out) {
   if (m.sizes.empty() || m.algos.empty() || m.rounds < 1)
     return loom::invalidArgument("measure: needs sizes, algorithms and rounds >= 1");
   for (const std::string& a : m.algos)
-    if (!a.empty() && !loom::algo::findAlgo(loom::sched::CollType::kAllReduce, a))
+    if (!a.empty() && a != "planner" && !loom::algo::findAlgo(loom::sched::CollType::kAllReduce, a))
       return loom::invalidArgument("measure: '", a, "' is not an all-reduce algorithm");
   const size_t cells = m.algos.size() * m.sizes.size() * m.rounds * m.ranks;
   const size_t head = 64 + (m.algos.size() * sizeof(loomUniqueId) + 7) / 8 * 8;
@@ -184,10 +194,7 @@ Status measureAllReduce(const MeasureSpec& m, Measured* out) {
     args.coll = loom::sched::CollType::kAllReduce;
     args.dtype = loom::DataType::kFloat32;
     args.count = std::max<uint64_t>(1, b / 4);
-    std::string c = planner.choose(args).describe();
-    // A one-host communicator takes small all-reduces past the planner (api/shm_direct.h).
-    if (m.transport == "shm" && b <= directBytes()) c = "direct (planner: " + c + ")";
-    out->choice.push_back(c);
+    out->choice.push_back(planner.choose(args).describe());
   }
   return Status();
 }
@@ -209,7 +216,11 @@ int measureMain(const std::string& transport, int ranks, const std::string& minS
   m.sizes.push_back(hi);
   for (const loom::algo::AlgoInfo* a : loom::algo::algosFor(loom::sched::CollType::kAllReduce))
     m.algos.push_back(a->name);
-  m.algos.push_back("");
+  m.algos.push_back("planner");
+  // A one-host communicator takes small all-reduces past the planner (api/shm_direct.h): the
+  // library as it is differs from the planner's choice there.
+  const uint64_t direct = transport == "shm" ? directBytes() : 0;
+  if (direct > 0) m.algos.push_back("");
   Measured res;
   if (Status s = measureAllReduce(m, &res); !s.ok()) {
     std::cerr << "loom-plan: " << s.toString() << "\n";
@@ -217,9 +228,10 @@ int measureMain(const std::string& transport, int ranks, const std::string& minS
   }
   for (size_t s = 0; s < m.sizes.size(); ++s) {
     std::cout << "{\"transport\":\"" << transport << "\",\"ranks\":" << m.ranks
-              << ",\"size\":" << m.sizes[s] << ",\"choice\":\"" << res.choice[s] << "\"";
+              << ",\"size\":" << m.sizes[s] << ",\"choice\":\"" << res.choice[s]
+              << "\",\"direct\":" << (m.sizes[s] <= direct ? "true" : "false");
     for (size_t a = 0; a < m.algos.size(); ++a) {
-      const std::string name = m.algos[a].empty() ? "planner" : m.algos[a];
+      const std::string name = m.algos[a].empty() ? "library" : m.algos[a];
       std::cout << ",\"" << name << "\":{\"median_us\":" << res.medianUs(a, s)
                 << ",\"min_us\":" << res.minUs(a, s) << "}";
     }

@@ -23,9 +23,11 @@ namespace loomplan {
 
 struct MeasureSpec {
   int ranks = 2;
-  std::string transport = "shm";   // shm or tcp
-  std::vector<uint64_t> sizes;     // bytes (float32 elements: bytes / 4, at least 1)
-  std::vector<std::string> algos;  // forced all-reduce algorithms; "" = the planner's choice
+  std::string transport = "shm";  // shm or tcp
+  std::vector<uint64_t> sizes;    // bytes (float32 elements: bytes / 4, at least 1)
+  // Forced all-reduce algorithms; "planner": the planner's choice (nothing forced, the one-host
+  // direct path off); "": the library as it is (nothing forced).
+  std::vector<std::string> algos;
   int rounds = 5;
   std::string paramsFile;  // LOOM_PLAN_PARAMS=@file for every communicator ("" = environment)
 };
@@ -40,7 +42,8 @@ struct Measured {
 
 loom::Status measureAllReduce(const MeasureSpec& spec, Measured* out);
 
-// loom-plan --measure: every registered all-reduce algorithm forced and the planner, sizes min..max
+// loom-plan --measure: every registered all-reduce algorithm forced, the planner's choice and (shm)
+// the library as it is (its one-host direct path for small sizes), sizes min..max
 // in x4 steps (and max), one JSON line per size on stdout. Returns the exit status.
 int measureMain(const std::string& transport, int ranks, const std::string& minSize,
                 const std::string& maxSize, int rounds, const std::string& paramsFile);
