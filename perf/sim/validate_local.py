@@ -95,7 +95,7 @@ def reduce_rates(build, sizes):
     return out
 
 
-def calibrate(build, transport, sizes, iters, red):
+def calibrate(build, transport, sizes, iters, red, cores):
     """Per size CostParams text for `transport` (2 ranks)."""
     alpha = driver_times(build, "sendrecv_perf", 2, transport, 8, 8, 200)[8]
     t = driver_times(build, "sendrecv_perf", 2, transport, min(sizes), max(sizes), iters)
@@ -104,8 +104,8 @@ def calibrate(build, transport, sizes, iters, red):
         gbps = s / max(1e-3, t[s] - alpha) / 1e3
         keys = (f"shmAlphaUs={alpha:.3f},shmGBps={gbps:.4f}" if transport == "shm" else
                 f"tcpAlphaUs={alpha:.3f},tcpGBps={gbps:.4f}")
-        # hostMemGBps: not the limit here (the cores are); reduce: one core, per size.
-        params[s] = f"{keys},hostMemGBps=1000,reduceGBps={red[s]:.4f}"
+        # hostMemGBps: not the limit here (the cores are, `cores`); reduce: one core, per size.
+        params[s] = f"{keys},hostMemGBps=1000,reduceGBps={red[s]:.4f},cores={cores}"
     return {"alpha_us": alpha, "sendrecv_us": t, "params": params}
 
 
@@ -164,7 +164,7 @@ def main():
         fcntl.flock(lock, fcntl.LOCK_EX)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     red = reduce_rates(a.build, sizes)
-    calib = {t: calibrate(a.build, t, sizes, a.iters, red) for t in transports}
+    calib = {t: calibrate(a.build, t, sizes, a.iters, red, a.cores) for t in transports}
     measured = {}  # (t, algo, p, size) -> best us over reps
     ran = {}  # (t, algo, p, size) -> loom's decision
     for rep in range(a.reps):
@@ -204,7 +204,7 @@ def main():
                 gbps = s / max(1e-3, measured[(t, "ring", 2, s)] - 2 * alpha) / 1e3
                 pre = "shm" if t == "shm" else "tcp"
                 fits[(t, s)] = (f"{pre}AlphaUs={alpha:.3f},{pre}GBps={gbps:.4f},hostMemGBps=1000,"
-                                "reduceGBps=1000000")
+                                f"reduceGBps=1000000,cores={a.cores}")
                 for p in ranks:
                     if p != 2:
                         rows_b.append(point(t, "ring", p, s, fits[(t, s)], "ring"))

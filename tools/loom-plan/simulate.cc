@@ -289,6 +289,9 @@ Status printSimulateTable(PlanSimulator* ps, sched::CollArgs args, uint64_t lo, 
 int simulateMain(plan::Planner* planner, SimulateSetup setup, const sched::CollArgs& args,
                  uint64_t lo, uint64_t hi, const std::function<uint64_t(uint64_t)>& countFor) {
   setup.params = planner->model().params();
+  // The cost parameters' shared cores (a one-machine job) select the local-machine model too.
+  if (setup.opt.localCores == 0 && setup.params.cores > 0)
+    setup.opt.localCores = static_cast<int>(setup.params.cores);
   PlanSimulator ps(planner, std::move(setup));
   Status s = ps.init();
   if (s.ok()) s = printSimulateTable(&ps, args, lo, hi, countFor);

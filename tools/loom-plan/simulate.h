@@ -44,10 +44,11 @@ struct SimulateOptions {
   uint64_t flowBudget = 1 << 20;  // per candidate (about 1-5 s of simulator time each)
   bool always = false;            // consult the simulator at every size (validation)
   // > 0: all ranks are processes of this one machine with that many cores (loom's shm/tcp runs,
-  // LOOM_TRANSPORT forced): one host, per rank the transport's rate, and all ranks together at
-  // most cores x that rate (and the host memory bandwidth). Reductions share the cores: each
-  // rank reduces at reduceGBps x min(1, cores / ranks). One progress thread per rank: its
-  // receives, reductions and copies run one at a time, in schedule order.
+  // LOOM_TRANSPORT forced; simulateMain takes CostParams::cores when this is 0): one host, per rank
+  // the transport's rate, and all ranks together at most cores x that rate (and the host memory
+  // bandwidth). Reductions share the cores: each rank reduces at reduceGBps x min(1, cores /
+  // ranks). One progress thread per rank: its receives, reductions and copies run one at a time, in
+  // schedule order.
   int localCores = 0;
 };
 
