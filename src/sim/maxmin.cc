@@ -8,6 +8,7 @@ MaxMin::MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* 
     : cap_(*capacity),
       pool_(pool),
       linkFlows_(capacity->size()),
+      linkHop_(capacity->size()),
       load_(capacity->size(), 0.0),
       demand_(capacity->size(), 0.0),
       remCap_(capacity->size(), 0.0),
@@ -29,6 +30,7 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
   } else {
     f = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    pos_.emplace_back();
   }
   Flow& fl = flows_[f];
   uint32_t ver = fl.version;
@@ -47,9 +49,12 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
     const PathHop& h = hop(fl, i);
     fl.cap = std::min(fl.cap, cap_[h.link] / h.weight);
   }
+  pos_[f].resize(len);  // keeps its capacity when the slot is reused: no allocation per flow
   for (uint32_t i = 0; i < len; ++i) {
     const PathHop& h = hop(fl, i);
+    pos_[f][i] = static_cast<uint32_t>(linkFlows_[h.link].size());
     linkFlows_[h.link].push_back(f);
+    linkHop_[h.link].push_back(i);
     load_[h.link] += h.weight;
     demand_[h.link] += h.weight * fl.cap;
     touch(h.link);
@@ -62,9 +67,13 @@ void MaxMin::removeFlow(uint32_t f, double now) {
   for (uint32_t i = 0; i < fl.len; ++i) {
     int l = hop(fl, i).link;
     std::vector<uint32_t>& v = linkFlows_[l];
-    auto it = std::find(v.begin(), v.end(), f);
-    *it = v.back();
+    std::vector<uint32_t>& vh = linkHop_[l];
+    uint32_t at = pos_[f][i];  // swap-remove in O(1)
+    v[at] = v.back();
+    vh[at] = vh.back();
+    pos_[v[at]][vh[at]] = at;
     v.pop_back();
+    vh.pop_back();
     load_[l] -= hop(fl, i).weight;
     demand_[l] -= hop(fl, i).weight * fl.cap;
     if (v.empty()) load_[l] = demand_[l] = 0;

@@ -77,6 +77,8 @@ class MaxMin {
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_, active_;
   std::vector<std::vector<uint32_t>> linkFlows_;
+  std::vector<std::vector<uint32_t>> linkHop_;  // parallel to linkFlows_: the flow's hop index
+  std::vector<std::vector<uint32_t>> pos_;      // per flow per hop: its index in linkFlows_
   std::vector<double> load_, demand_, remCap_, wsum_;
   std::vector<uint32_t> linkStamp_, linkVer_, dirty_;
   std::vector<uint32_t> comp_, compLinks_, bfs_;
