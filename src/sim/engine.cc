@@ -64,10 +64,12 @@ class Engine {
   void push(double t, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0) {
     events_.push(Event{t, kind, a, b, ver});
   }
-  // (sender unit, send delta, k) -> one 64-bit key: 21 + 21 + 22 bits (checked in run(), ready()).
-  static uint64_t matchKey(int a, int b, uint32_t seq) {
-    return (static_cast<uint64_t>(a) << 43) | (static_cast<uint64_t>(b) << 22) | seq;
+  // Message lists: per (shape, direction, peer delta), the steps in FIFO order (k-th = seq k).
+  static uint64_t listKey(int shape, bool recv, int32_t delta) {
+    return (static_cast<uint64_t>(shape) << 33) | (recv ? 1ull << 32 : 0) |
+           static_cast<uint32_t>(delta);
   }
+  void buildMessageLists();
   double opSeconds(uint64_t bytes, double gbps) const {
     return gbps > 0 ? static_cast<double>(bytes) / (gbps * 1e9) : 0.0;
   }
@@ -89,11 +91,13 @@ class Engine {
   std::unique_ptr<MaxMin> mm_;
   double now_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
-  std::vector<std::vector<uint16_t>> pending_;  // per unit per step: deps not yet done
+  // Per unit per step: dependencies not yet done, or kWaiting: a ready Send/Recv whose partner
+  // is not ready yet (the rendezvous; the partner is found through the message lists).
+  std::vector<std::vector<uint16_t>> pending_;
+  static constexpr uint16_t kWaiting = 0xffff;
   uint64_t stepsDone_ = 0;
-  // Rendezvous: the ready half of message (src, delta, k) waiting for its partner. Value: recv
-  // side flag (bit 63), unit (bits 32..62), step.
-  std::unordered_map<uint64_t, uint64_t> waiting_;
+  std::unordered_map<uint64_t, uint32_t> listOf_;  // listKey -> offset into lists_
+  std::vector<uint32_t> lists_, listLen_;          // listLen_ indexed like lists_ offsets
   std::vector<PathRec> paths_;
   std::unordered_map<uint64_t, uint32_t> pathOfPair_;
   struct FlowInfo {
@@ -175,28 +179,44 @@ Status Engine::ready(int unit, uint32_t step) {
   int rank = unitRank(unit);
   int peerRank = (rank + st.peerDelta) % n;
   int peer = unitOf(peerRank);
-  int src = isSend ? unit : peer;
-  int32_t sendDelta = isSend ? st.peerDelta : (n - st.peerDelta) % n;
-  uint64_t key = matchKey(src, sendDelta, st.seq);
-  if (st.seq >= (1u << 22))
-    return invalidArgument("sim: rank ", rank, " step ", step,
-                           ": more than 4M messages to one peer");
-  auto it = waiting_.find(key);
-  if (it != waiting_.end()) {
-    uint32_t otherStep = static_cast<uint32_t>(it->second);
-    const SimStep& o = unitShape(peer).steps[otherStep];
-    if (o.bytes != st.bytes)
-      return invalidArgument("sim: rank ", isSend ? rank : peerRank, " sends ",
-                             isSend ? st.bytes : o.bytes, " bytes to rank ",
-                             isSend ? peerRank : rank, " (message ", st.seq, ") but it receives ",
-                             isSend ? o.bytes : st.bytes);
-    waiting_.erase(it);
-    return isSend ? startFlow(unit, step, peer, otherStep, st.bytes, sendDelta)
-                  : startFlow(peer, otherStep, unit, step, st.bytes, sendDelta);
+  int32_t back = (n - st.peerDelta) % n;  // the peer's delta to this rank
+  int32_t sendDelta = isSend ? st.peerDelta : back;
+  // The partner: the peer's seq-th message in the other direction with this rank.
+  auto it = listOf_.find(listKey(set_.shapeIdOfRank(unitRank(peer)), isSend, back));
+  if (it == listOf_.end() || st.seq >= listLen_[it->second] ||
+      pending_[peer][lists_[it->second + st.seq]] != kWaiting) {
+    pending_[unit][step] = kWaiting;  // partner not ready (or missing: reported as a deadlock)
+    return Status();
   }
-  uint64_t v = (isSend ? 0ull : 1ull << 63) | (static_cast<uint64_t>(unit) << 32) | step;
-  waiting_.emplace(key, v);
-  return Status();
+  uint32_t otherStep = lists_[it->second + st.seq];
+  const SimStep& o = unitShape(peer).steps[otherStep];
+  if (o.bytes != st.bytes)
+    return invalidArgument("sim: rank ", isSend ? rank : peerRank, " sends ",
+                           isSend ? st.bytes : o.bytes, " bytes to rank ", isSend ? peerRank : rank,
+                           " (message ", st.seq, ") but it receives ", isSend ? o.bytes : st.bytes);
+  pending_[peer][otherStep] = 0;
+  return isSend ? startFlow(unit, step, peer, otherStep, st.bytes, sendDelta)
+                : startFlow(peer, otherStep, unit, step, st.bytes, sendDelta);
+}
+
+void Engine::buildMessageLists() {
+  std::unordered_map<uint64_t, std::vector<uint32_t>> tmp;
+  for (int s = 0; s < set_.numShapes(); ++s) {
+    const Shape& sh = set_.shape(s);
+    for (size_t i = 0; i < sh.steps.size(); ++i) {
+      const SimStep& st = sh.steps[i];
+      bool recv = st.op == OpKind::kRecv || st.op == OpKind::kRecvReduce;
+      if (st.op != OpKind::kSend && !recv) continue;
+      tmp[listKey(s, recv, st.peerDelta)].push_back(static_cast<uint32_t>(i));
+    }
+  }
+  for (auto& kv : tmp) {
+    uint32_t off = static_cast<uint32_t>(lists_.size());
+    listOf_[kv.first] = off;
+    lists_.insert(lists_.end(), kv.second.begin(), kv.second.end());
+    listLen_.resize(lists_.size(), 0);
+    listLen_[off] = static_cast<uint32_t>(kv.second.size());
+  }
 }
 
 void Engine::flowEnd(uint32_t f) {
@@ -230,7 +250,7 @@ Status Engine::deadlock() const {
   for (int u = 0; u < units_; ++u) {
     const Shape& sh = unitShape(u);
     for (size_t i = 0; i < sh.steps.size(); ++i) {
-      if (pending_[u][i] == 0) continue;
+      if (pending_[u][i] == 0 || pending_[u][i] == kWaiting) continue;
       // The first step still waiting: name the dependency that never finished.
       const SimStep& st = sh.steps[i];
       int r = unitRank(u);
@@ -240,13 +260,16 @@ Status Engine::deadlock() const {
                           " dependencies");
     }
   }
-  for (const auto& kv : waiting_) {
-    int rank = unitRank(static_cast<int>((kv.second >> 32) & 0x7fffffff));
-    uint32_t step = static_cast<uint32_t>(kv.second);
-    const SimStep& st = set_.shapeOfRank(rank).steps[step];
-    return invalidUsage("sim: deadlock: rank ", rank, " step ", step, " (",
-                        sched::opKindName(st.op), " ", st.bytes, " bytes, peer ",
-                        (rank + st.peerDelta) % n, ", message ", st.seq, ") has no partner");
+  for (int u = 0; u < units_; ++u) {
+    const Shape& sh = unitShape(u);
+    for (size_t i = 0; i < sh.steps.size(); ++i) {
+      if (pending_[u][i] != kWaiting) continue;
+      const SimStep& st = sh.steps[i];
+      int rank = unitRank(u);
+      return invalidUsage("sim: deadlock: rank ", rank, " step ", i, " (", sched::opKindName(st.op),
+                          " ", st.bytes, " bytes, peer ", (rank + st.peerDelta) % n, ", message ",
+                          st.seq, ") has no partner");
+    }
   }
   return invalidUsage("sim: deadlock: flows stalled at zero rate (a link of capacity 0?)");
 }
@@ -286,14 +309,15 @@ Status Engine::setUp() {
   mm_ = std::make_unique<MaxMin>(&cap_, &hops_);
   linkAcc_.assign(cap_.size(), 0.0);
   unitDone_.assign(units_, 0.0);
-  waiting_.reserve(4 * static_cast<size_t>(units_));
+  buildMessageLists();
   pending_.resize(units_);
   for (int u = 0; u < units_; ++u) {
     const Shape& sh = unitShape(u);
     unitSteps_ += sh.steps.size();
     pending_[u].resize(sh.steps.size());
     for (size_t i = 0; i < sh.steps.size(); ++i) {
-      if (sh.steps[i].depCount > 65535) return invalidArgument("sim: step with > 65535 deps");
+      if (sh.steps[i].depCount >= kWaiting)
+        return invalidArgument("sim: step with more than ", kWaiting - 1, " dependencies");
       pending_[u][i] = static_cast<uint16_t>(sh.steps[i].depCount);
     }
   }
