@@ -105,8 +105,22 @@ class Engine {
     uint32_t sendStep, recvStep;
     uint64_t bytes;
     uint32_t path;
+    int32_t more = -1;  // further members of a bundle: index into members_
   };
+  struct Member {
+    int32_t src, dst;
+    uint32_t sendStep, recvStep;
+    int32_t next;
+  };
+  void finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency);
   std::vector<FlowInfo> flowInfo_;  // indexed like MaxMin flow ids
+  std::vector<Member> members_;     // bundle members (pool with a free list)
+  int32_t freeMember_ = -1;
+  // Bundling (with fold): flows started since the last solve, per path: the last flow id + 1
+  // and the solve round it was started in.
+  std::vector<uint32_t> bundleFlow_;
+  std::vector<uint64_t> bundleRound_;
+  uint64_t round_ = 1;
 };
 
 Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
@@ -147,17 +161,44 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
   LOOM_CHECK(pathFor(src, sendDelta, &pid));
   const PathRec& p = paths_[pid];
   res_->flows += mult(src);
-  ++res_->solverFlows;
   if (bytes == 0 || p.len == 0) {  // nothing to share: only the latency
-    push(now_ + p.latency, kEvStepDone, src, sendStep);
-    const SimStep& r = unitShape(dst).steps[recvStep];
-    double extra = r.op == OpKind::kRecvReduce ? opSeconds(r.bytes, opt_.reduceGBps) : 0.0;
-    push(now_ + p.latency + extra, kEvStepDone, dst, recvStep);
+    ++res_->solverFlows;
+    finish(src, sendStep, dst, recvStep, p.latency);
     return Status();
   }
+  if (opt_.fold && !opt_.exact) {
+    // A flow like one already started at this instant on the same path (no solve in between):
+    // it joins that flow as a bundle member.
+    if (pid >= bundleFlow_.size()) {
+      bundleFlow_.resize(pid + 1, 0);
+      bundleRound_.resize(pid + 1, 0);
+    }
+    if (bundleRound_[pid] == round_) {
+      uint32_t g = bundleFlow_[pid];
+      if (mm_->active(g) && mm_->fresh(g) && flowInfo_[g].path == pid &&
+          flowInfo_[g].bytes == bytes) {
+        mm_->addMember(g);
+        int32_t m = freeMember_;
+        if (m >= 0) {
+          freeMember_ = members_[m].next;
+        } else {
+          m = static_cast<int32_t>(members_.size());
+          members_.emplace_back();
+        }
+        members_[m] = Member{src, dst, sendStep, recvStep, flowInfo_[g].more};
+        flowInfo_[g].more = m;
+        return Status();
+      }
+    }
+  }
+  ++res_->solverFlows;
   uint32_t f = mm_->addFlow(p.off, p.len, static_cast<double>(bytes), now_);
   if (f >= flowInfo_.size()) flowInfo_.resize(f + 1);
-  flowInfo_[f] = FlowInfo{src, dst, sendStep, recvStep, bytes, pid};
+  flowInfo_[f] = FlowInfo{src, dst, sendStep, recvStep, bytes, pid, -1};
+  if (pid < bundleFlow_.size()) {
+    bundleFlow_[pid] = f;
+    bundleRound_[pid] = round_;
+  }
   return Status();
 }
 
@@ -219,18 +260,32 @@ void Engine::buildMessageLists() {
   }
 }
 
+void Engine::finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep,
+                    double latency) {
+  push(now_ + latency, kEvStepDone, src, sendStep);
+  const SimStep& r = unitShape(dst).steps[recvStep];
+  double extra = r.op == OpKind::kRecvReduce ? opSeconds(r.bytes, opt_.reduceGBps) : 0.0;
+  push(now_ + latency + extra, kEvStepDone, dst, recvStep);
+}
+
 void Engine::flowEnd(uint32_t f) {
   const FlowInfo& fi = flowInfo_[f];
   const PathRec& p = paths_[fi.path];
+  const double bytes = static_cast<double>(fi.bytes) * mm_->mult(f);
   for (uint32_t i = 0; i < p.len; ++i) {
     const PathHop& h = hops_[p.off + i];
-    linkAcc_[h.link] += static_cast<double>(fi.bytes) * h.weight;
+    linkAcc_[h.link] += bytes * h.weight;
   }
   mm_->removeFlow(f, now_);
-  push(now_ + p.latency, kEvStepDone, fi.src, fi.sendStep);
-  const SimStep& r = unitShape(fi.dst).steps[fi.recvStep];
-  double extra = r.op == OpKind::kRecvReduce ? opSeconds(r.bytes, opt_.reduceGBps) : 0.0;
-  push(now_ + p.latency + extra, kEvStepDone, fi.dst, fi.recvStep);
+  finish(fi.src, fi.sendStep, fi.dst, fi.recvStep, p.latency);
+  for (int32_t m = fi.more; m >= 0;) {
+    const Member& mb = members_[m];
+    finish(mb.src, mb.sendStep, mb.dst, mb.recvStep, p.latency);
+    int32_t next = mb.next;
+    members_[m].next = freeMember_;
+    freeMember_ = m;
+    m = next;
+  }
 }
 
 Status Engine::stepDone(int unit, uint32_t step) {
@@ -336,6 +391,7 @@ Status Engine::run() {
   };
   for (;;) {
     int c = mm_->recompute(now_, opt_.exact || !opt_.components, emit);
+    ++round_;
     if (c > 0) {
       ++res_->recomputes;
       res_->recomputeFlows += c;

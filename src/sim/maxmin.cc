@@ -44,11 +44,8 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
   fl.fresh = true;
   fl.activeIdx = static_cast<uint32_t>(active_.size());
   active_.push_back(f);
-  fl.cap = kInf;
-  for (uint32_t i = 0; i < len; ++i) {
-    const PathHop& h = hop(fl, i);
-    fl.cap = std::min(fl.cap, cap_[h.link] / h.weight);
-  }
+  fl.mult = 1;
+  setCap(&fl);
   pos_[f].resize(len);  // keeps its capacity when the slot is reused: no allocation per flow
   for (uint32_t i = 0; i < len; ++i) {
     const PathHop& h = hop(fl, i);
@@ -56,10 +53,34 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
     linkFlows_[h.link].push_back(f);
     linkHop_[h.link].push_back(i);
     load_[h.link] += h.weight;
-    demand_[h.link] += h.weight * fl.cap;
+    demand_[h.link] += h.weight * fl.cap;  // mult 1
     touch(h.link);
   }
   return f;
+}
+
+void MaxMin::setCap(Flow* fl) {
+  fl->cap = kInf;
+  for (uint32_t i = 0; i < fl->len; ++i) {
+    const PathHop& h = hop(*fl, i);
+    fl->cap = std::min(fl->cap, cap_[h.link] / (h.weight * fl->mult));
+  }
+}
+
+void MaxMin::addMember(uint32_t f) {
+  Flow& fl = flows_[f];
+  for (uint32_t i = 0; i < fl.len; ++i) {
+    const PathHop& h = hop(fl, i);
+    load_[h.link] -= h.weight * fl.mult;
+    demand_[h.link] -= h.weight * fl.mult * fl.cap;
+  }
+  fl.mult += 1;
+  setCap(&fl);
+  for (uint32_t i = 0; i < fl.len; ++i) {
+    const PathHop& h = hop(fl, i);
+    load_[h.link] += h.weight * fl.mult;
+    demand_[h.link] += h.weight * fl.mult * fl.cap;
+  }
 }
 
 void MaxMin::removeFlow(uint32_t f, double now) {
@@ -74,8 +95,8 @@ void MaxMin::removeFlow(uint32_t f, double now) {
     pos_[v[at]][vh[at]] = at;
     v.pop_back();
     vh.pop_back();
-    load_[l] -= hop(fl, i).weight;
-    demand_[l] -= hop(fl, i).weight * fl.cap;
+    load_[l] -= hop(fl, i).weight * fl.mult;
+    demand_[l] -= hop(fl, i).weight * fl.mult * fl.cap;
     if (v.empty()) load_[l] = demand_[l] = 0;
     touch(l);
   }
@@ -140,8 +161,8 @@ void MaxMin::freeze(uint32_t f, double rate, uint32_t s) {
   for (uint32_t i = 0; i < fl.len; ++i) {
     uint32_t l2 = hop(fl, i).link;
     if (linkStamp_[l2] != s) continue;  // slack: not a constraint
-    remCap_[l2] -= rate * hop(fl, i).weight;
-    wsum_[l2] -= hop(fl, i).weight;
+    remCap_[l2] -= rate * hop(fl, i).weight * fl.mult;
+    wsum_[l2] -= hop(fl, i).weight * fl.mult;
     ++linkVer_[l2];
     if (wsum_[l2] > 1e-9) heap_.push({remCap_[l2] / wsum_[l2], l2, linkVer_[l2]});
   }
@@ -165,7 +186,7 @@ void MaxMin::solve(double now) {
     bool constrained = false;
     for (uint32_t i = 0; i < fl.len; ++i) {
       if (linkStamp_[hop(fl, i).link] != s) continue;
-      wsum_[hop(fl, i).link] += hop(fl, i).weight;
+      wsum_[hop(fl, i).link] += hop(fl, i).weight * fl.mult;
       constrained = true;
     }
     if (constrained) {

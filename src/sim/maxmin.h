@@ -27,6 +27,12 @@ class MaxMin {
   // The flow crosses (*pool)[off, off + len) (the pool may grow, entries must not change).
   uint32_t addFlow(uint32_t off, uint32_t len, double bytes, double now);
   void removeFlow(uint32_t f, double now);
+  // Bundling: one more flow exactly like f (same path, bytes and start), not solved yet (fresh).
+  // Flows alike in everything get the same max-min rate, so a bundle of m is one flow whose
+  // weights count m times.
+  void addMember(uint32_t f);
+  bool fresh(uint32_t f) const { return flows_[f].fresh; }
+  double mult(uint32_t f) const { return flows_[f].mult; }
   uint32_t version(uint32_t f) const { return flows_[f].version; }
   bool active(uint32_t f) const { return flows_[f].active; }
   const double* linkLoad() const { return load_.data(); }
@@ -54,7 +60,7 @@ class MaxMin {
  private:
   struct Flow {
     uint32_t off = 0, len = 0;
-    double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0, cap = 0;
+    double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0, cap = 0, mult = 1;
     uint32_t version = 0, stamp = 0, activeIdx = 0;
     bool active = false, fresh = false, frozen = false;
   };
@@ -65,6 +71,7 @@ class MaxMin {
   };
   bool slack(uint32_t l) const { return demand_[l] <= cap_[l] * (1 + 1e-9); }
   int collect(bool global);
+  void setCap(Flow* fl);
   void solve(double now);
   void freeze(uint32_t f, double rate, uint32_t stamp);
   static constexpr uint32_t kFlowBit = 0x80000000u;
