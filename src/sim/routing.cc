@@ -236,6 +236,7 @@ Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) 
     p.hops.push_back({gd.pcieFromNic, 1.0});
   }
   if (hs == hd && srcGpu != dstGpu && n.host(hs).sharedLink >= 0)
+    p.hops.push_back({n.host(hs).sharedLink, 1.0});
   for (const PathHop& h : p.hops) {
     if (!n.link(h.link).up)
       return invalidArgument("sim: GPU ", srcGpu, " -> GPU ", dstGpu, " needs ", n.linkName(h.link),
