@@ -46,9 +46,9 @@ std::vector<plan::Decision> pickCandidates(const std::vector<plan::Decision>& ca
   return pick;
 }
 
-// One progress thread per process (the local-machine model): a rank's receives and local
-// reductions and copies, which its CPU does (a CMA read, or a copy out of the shm ring or the
-// socket, then the reduction), run one at a time in schedule order: each waits for the previous.
+// One CPU per process (the local-machine model): a rank's reductions and copies (a RecvReduce
+// with its transfer) run one at a time, in schedule order: each waits for the previous one. Plain
+// receives are not chained (the executor takes them as they come); they share the rank's link.
 sched::Schedule serialiseLocalWork(const sched::Schedule& in) {
   sched::Schedule out;
   out.rank = in.rank;
@@ -60,8 +60,9 @@ sched::Schedule serialiseLocalWork(const sched::Schedule& in) {
   std::vector<int> deps;
   for (const sched::Step& st : in.steps) {
     deps.assign(in.deps.begin() + st.depBegin, in.deps.begin() + st.depBegin + st.depCount);
-    const bool cpu =
-        st.op != sched::OpKind::kSend && (st.bytes > 0 || st.op != sched::OpKind::kCopy);
+    const bool cpu = (st.op == sched::OpKind::kRecvReduce || st.op == sched::OpKind::kReduce ||
+                      st.op == sched::OpKind::kCopy) &&
+                     st.bytes > 0;
     if (cpu && last >= 0 && std::find(deps.begin(), deps.end(), last) == deps.end())
       deps.push_back(last);
     const int i = out.add(st, deps);

@@ -47,8 +47,7 @@ struct SimulateOptions {
   // LOOM_TRANSPORT forced; simulateMain takes CostParams::cores when this is 0): one host, per rank
   // the transport's rate, and all ranks together at most cores x that rate (and the host memory
   // bandwidth). Reductions share the cores: each rank reduces at reduceGBps x min(1, cores /
-  // ranks). One progress thread per rank: its receives, reductions and copies run one at a time, in
-  // schedule order.
+  // ranks). One CPU per rank: its reductions and copies run one at a time, in schedule order.
   int localCores = 0;
 };
 
