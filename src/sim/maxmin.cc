@@ -14,7 +14,8 @@ MaxMin::MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* 
       remCap_(capacity->size(), 0.0),
       wsum_(capacity->size(), 0.0),
       linkStamp_(capacity->size(), 0),
-      linkVer_(capacity->size(), 0) {}
+      linkVer_(capacity->size(), 0),
+      pushMark_(capacity->size(), 0) {}
 
 void MaxMin::touch(int link) {
   if (linkStamp_[link] == stamp_ + 1) return;  // already dirty in this round
@@ -163,9 +164,20 @@ void MaxMin::freeze(uint32_t f, double rate, uint32_t s) {
     if (linkStamp_[l2] != s) continue;  // slack: not a constraint
     remCap_[l2] -= rate * hop(fl, i).weight * fl.mult;
     wsum_[l2] -= hop(fl, i).weight * fl.mult;
-    ++linkVer_[l2];
-    if (wsum_[l2] > 1e-9) heap_.push({remCap_[l2] / wsum_[l2], l2, linkVer_[l2]});
+    if (!pushMark_[l2]) {  // its new share goes on the heap once, after this level
+      pushMark_[l2] = 1;
+      toPush_.push_back(l2);
+    }
   }
+}
+
+void MaxMin::pushShares() {
+  for (uint32_t l : toPush_) {
+    pushMark_[l] = 0;
+    ++linkVer_[l];
+    if (wsum_[l] > 1e-9) heap_.push({remCap_[l] / wsum_[l], l, linkVer_[l]});
+  }
+  toPush_.clear();
 }
 
 void MaxMin::solve(double now) {
@@ -205,11 +217,13 @@ void MaxMin::solve(double now) {
     if (sh.link & kFlowBit) {
       uint32_t f = sh.link & ~kFlowBit;
       if (!flows_[f].frozen) freeze(f, rate, s);
+      pushShares();
       continue;
     }
     if (sh.ver != linkVer_[sh.link]) continue;
     for (uint32_t f : linkFlows_[sh.link])
       if (!flows_[f].frozen) freeze(f, rate, s);
+    pushShares();
   }
 }
 

@@ -72,6 +72,7 @@ class MaxMin {
   bool slack(uint32_t l) const { return demand_[l] <= cap_[l] * (1 + 1e-9); }
   int collect(bool global);
   void setCap(Flow* fl);
+  void pushShares();
   void solve(double now);
   void freeze(uint32_t f, double rate, uint32_t stamp);
   static constexpr uint32_t kFlowBit = 0x80000000u;
@@ -88,7 +89,8 @@ class MaxMin {
   std::vector<std::vector<uint32_t>> pos_;      // per flow per hop: its index in linkFlows_
   std::vector<double> load_, demand_, remCap_, wsum_;
   std::vector<uint32_t> linkStamp_, linkVer_, dirty_;
-  std::vector<uint32_t> comp_, compLinks_, bfs_;
+  std::vector<uint32_t> comp_, compLinks_, bfs_, toPush_;
+  std::vector<uint8_t> pushMark_;
   uint32_t stamp_ = 1;
   std::priority_queue<Share, std::vector<Share>, std::greater<Share>> heap_;
 };
