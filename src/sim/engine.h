@@ -38,6 +38,8 @@ struct SimOptions {
   bool exact = false;          // no batching, global recomputation (slow; for tests)
   bool components = true;      // recompute only the touched component (false: all flows)
   bool fold = true;            // fold symmetric ranks and links into classes (fold.h)
+  int foldMinMembers = 4;      // ...when classes average at least this many ranks (else the
+                               // analysis, every member's path, costs more than it saves)
   double timeEpsilon = 1e-12;  // seconds: events this close count as simultaneous
 };
 

@@ -110,7 +110,7 @@ int Folder::refine() {
     bool done = static_cast<int>(ids.size()) == ncol_;
     ncol_ = static_cast<int>(ids.size());
     color_.swap(next);
-    if (done || 2 * static_cast<int64_t>(ncol_) > n_) return ncol_;
+    if (done || int64_t{opt_.foldMinMembers} * ncol_ > n_) return ncol_;
   }
 }
 
@@ -310,7 +310,7 @@ Status Folder::run() {
   ncol_ = set_.numShapes();
   for (int round = 0;; ++round) {
     refine();
-    if (2 * static_cast<int64_t>(ncol_) > n_ || round == 16) {
+    if (int64_t{opt_.foldMinMembers} * ncol_ > n_ || round == 16) {
       out_->note = strCat("not folded: ", ncol_, " classes for ", n_,
                           " ranks (too little symmetry for this routing)");
       return Status();

@@ -53,7 +53,7 @@ struct Folding {
 };
 
 // Classes for running `set` on `net`; out->folded is false (with a note) when folding would not
-// pay (fewer than 2 members per class on average) or cannot be exact (UGAL).
+// pay (fewer than SimOptions::foldMinMembers ranks per class on average) or cannot be exact (UGAL).
 Status foldRanks(const Net& net, const ScheduleSet& set, const std::vector<int>& rankGpu,
                  const SimOptions& opt, Folding* out);
 
