@@ -361,6 +361,7 @@ Status Engine::setUp() {
     cap_.resize(net_.numLinks());
     for (int l = 0; l < net_.numLinks(); ++l) cap_[l] = net_.link(l).bytesPerSec;
   }
+  router_.setCachePaths(false);  // pathOfPair_ keeps them
   mm_ = std::make_unique<MaxMin>(&cap_, &hops_);
   linkAcc_.assign(cap_.size(), 0.0);
   unitDone_.assign(units_, 0.0);

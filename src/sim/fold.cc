@@ -291,6 +291,12 @@ Status Folder::run() {
     out_->note = "not folded: UGAL routes depend on live link load";
     return Status();
   }
+  if (int64_t{opt_.foldMinMembers} * set_.numShapes() >
+      n_) {  // classes >= shapes: no need to route
+    out_->note =
+        strCat("not folded: ", set_.numShapes(), " different schedules for ", n_, " ranks");
+    return Status();
+  }
   deltas_.resize(set_.numShapes());
   for (int s = 0; s < set_.numShapes(); ++s) deltas_[s] = deltasOf(set_.shape(s));
   latOff_.assign(n_ + 1, 0);

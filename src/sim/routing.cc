@@ -242,7 +242,7 @@ Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) 
       return invalidArgument("sim: GPU ", srcGpu, " -> GPU ", dstGpu, " needs ", n.linkName(h.link),
                              ", which is down");
   }
-  if (!ugal) cache_[pairKey] = p;
+  if (!ugal && cachePaths_) cache_[pairKey] = p;
   *out = std::move(p);
   return Status();
 }

@@ -41,6 +41,8 @@ class Router {
  public:
   Router(const Net* net, RoutingMode mode, uint64_t seed) : net_(net), mode_(mode), seed_(seed) {}
   RoutingMode mode() const { return mode_; }
+  // Off: route() does not keep paths (for callers that keep their own, like the engine).
+  void setCachePaths(bool on) { cachePaths_ = on; }
   // Path from GPU src to GPU dst. `linkLoad` (weights of active flows per link, may be null) is
   // read by UGAL. Minimal paths are cached per pair; cleared when the net changes.
   Status route(int srcGpu, int dstGpu, const double* linkLoad, Path* out);
@@ -58,6 +60,7 @@ class Router {
   RoutingMode mode_;
   uint64_t seed_;
   uint64_t version_ = ~0ull;
+  bool cachePaths_ = true;
   std::unordered_map<int, std::vector<uint8_t>> dist_;
   std::unordered_map<uint64_t, Path> cache_;
   std::vector<std::vector<int>> groupSwitches_;  // groups -> tier >= 2 switches (Valiant targets)
