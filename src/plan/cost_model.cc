@@ -254,12 +254,14 @@ RoundCost CostModel::roundCost(const Round& round) const {
   double cpuSec = 0;  // CPU time of all the round's messages, for `cores`
   std::unordered_map<int, bool> active;
   for (const Flow& f : round.flows) {
-    if (f.bytes == 0) continue;
+    // An empty message (a segment of a count smaller than the rank count) is still sent and
+    // waited for: it costs its latency and wakes its ranks, nothing else.
     lat[f.src] += alpha(f.src, f.dst);
+    active[f.src] = active[f.dst] = true;
+    if (f.bytes == 0) continue;
     const double rate = flowGBps(f.src, f.dst, f.bytes);
     longest = std::max(longest, f.bytes / (rate * 1e9));
     cpuSec += f.bytes / (rate * 1e9);
-    active[f.src] = active[f.dst] = true;
     const double b = static_cast<double>(f.bytes);
     PathKind k = pathKind(f.src, f.dst);
     if (k == PathKind::kLocal) {  // host memory in copy-ring bytes: a single copy costs less
