@@ -12,7 +12,7 @@ import sys
 out = sys.argv[1]
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 rows = []
-for d in sorted(glob.glob(os.path.join(out, "raw", "*-*"))):
+for d in sorted(p for p in glob.glob(os.path.join(out, "raw", "*-*")) if os.path.isdir(p)):
     mode = os.path.basename(d).split("-")[0]
     name = "np2_shm_copy" if mode == "off" else "np2_shm_cma"
     with open(os.path.join(d, "all.jsonl")) as f:
