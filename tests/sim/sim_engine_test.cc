@@ -182,7 +182,9 @@ TEST(SimEngine, FailedSpineSlowsCrossLeafRing) {
   double alphaPart = 2.0 * (p - 1) * o.latNetUs * 1e-6;
   EXPECT_NEAR((after.seconds - alphaPart) / (before.seconds - alphaPart), 4.0 / 3.0, 0.01);
   for (int l = 0; l < net.numLinks(); ++l) {
-    if (!net.link(l).up) EXPECT_EQ(after.linkBytes[l], 0.0);
+    if (!net.link(l).up) {
+      EXPECT_EQ(after.linkBytes[l], 0.0);
+    }
   }
 }
 
