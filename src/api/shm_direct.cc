@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/agree.h"
 #include "core/futex.h"
 #include "core/log.h"
 #include "kernels/reduce.h"
@@ -32,18 +33,9 @@ int64_t usSince(Clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count();
 }
 
-// Every rank's outcome of one setup round; the first failure wins on every rank.
 Status agree(const ShmDirect::Args& a, const Status& local, const char* step) {
-  std::vector<int32_t> failed(a.nranks, 0);
-  failed[a.rank] = local.ok() ? 0 : 1;
-  Status g = a.allGather(failed.data(), sizeof(int32_t));
-  if (!local.ok()) return local;
-  LOOM_CHECK(g);
-  for (int r = 0; r < a.nranks; ++r)
-    if (failed[r])
-      return remoteError("one-host direct path setup (", step, ") failed on ",
-                         (*a.ids)[r].describe(), "; see that rank's log");
-  return Status();
+  return agreeOnOutcome(a.allGather, a.rank, a.nranks, *a.ids, local,
+                        strCat("one-host direct path setup (", step, ")"));
 }
 
 Status mapSegment(const std::string& name, size_t bytes, bool create, void** base) {
@@ -115,7 +107,7 @@ Status ShmDirect::allReduce(const void* send, void* recv, uint64_t count, DataTy
   auto* hdr = static_cast<Header*>(base_);
   if (hdr->sleepers.load(std::memory_order_seq_cst) > 0) {
     hdr->wake.fetch_add(1, std::memory_order_seq_cst);
-    futexWakeAll(&hdr->wake);
+    futexWake(&hdr->wake);
   }
   LOOM_CHECK(waitAll(seq));
   if (bytes == 0) return Status();

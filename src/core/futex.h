@@ -14,16 +14,18 @@
 
 namespace loom {
 
-// Sleeps while *word == expected, at most timeoutUs. Returns 0 when woken, -1 with errno
+// Sleeps while *word == expected, at most timeoutUs. Returns 0 when woken, else the errno
 // (EAGAIN: the value had already changed; ETIMEDOUT; EINTR).
 inline int futexWait(std::atomic<uint32_t>* word, uint32_t expected, int64_t timeoutUs) {
   timespec ts{static_cast<time_t>(timeoutUs / 1000000),
               static_cast<long>(timeoutUs % 1000000) * 1000};
-  return static_cast<int>(
-      syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0));
+  long rc =
+      syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
+  return rc == 0 ? 0 : errno;
 }
 
-inline void futexWakeAll(std::atomic<uint32_t>* word) {
+// Wakes every waiter.
+inline void futexWake(std::atomic<uint32_t>* word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 

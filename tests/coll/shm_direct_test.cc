@@ -90,6 +90,19 @@ TEST(ShmDirect, ForcedAlgorithmAndSwitchedOffGiveTheSameResults) {
   EXPECT_EQ(failures(runRanks(3, mixedCalls, big)), "");
 }
 
+// One 1-element all-reduce that must fail with `want`, naming `peer`, after lo..hi seconds.
+std::string failsNaming(loomComm_t comm, loomResult_t want, const std::string& peer, double lo,
+                        double hi) {
+  float x = 1;
+  auto t0 = Clock::now();
+  loomResult_t r = loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr);
+  double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::string msg = loomGetLastError(comm);
+  if (r != want) return "code " + std::to_string(r) + ": " + msg;
+  if (msg.find(peer) == std::string::npos) return "does not name " + peer + ": " + msg;
+  return s > lo && s < hi ? "" : "took " + std::to_string(s) + " s";
+}
+
 TEST(ShmDirect, KilledPeerIsNamed) {
   RankOptions opt;
   opt.killAfterMs = 60000;
@@ -100,13 +113,7 @@ TEST(ShmDirect, KilledPeerIsNamed) {
         if (loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr) != loomSuccess)
           return "warm-up failed";
         if (rank == 1) raise(SIGKILL);
-        auto t0 = Clock::now();
-        loomResult_t r = loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr);
-        double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        std::string msg = loomGetLastError(comm);
-        if (r != loomRemoteError) return "code " + std::to_string(r) + ": " + msg;
-        if (msg.find("rank 1") == std::string::npos) return "does not name rank 1: " + msg;
-        return s < 5 ? "" : "took " + std::to_string(s) + " s";
+        return failsNaming(comm, loomRemoteError, "rank 1", 0, 5);
       },
       opt);
   EXPECT_EQ(res[0].message, "");
@@ -120,18 +127,11 @@ TEST(ShmDirect, AbsentPeerTimesOutNamingIt) {
   auto res = runRanks(
       3,
       [](int rank, int, loomComm_t comm) -> std::string {
-        float x = 1;
         if (rank == 2) {  // never joins; stays alive until the others have given up
           std::this_thread::sleep_for(std::chrono::milliseconds(3000));
           return "";
         }
-        auto t0 = Clock::now();
-        loomResult_t r = loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr);
-        double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        std::string msg = loomGetLastError(comm);
-        if (r != loomTimeout) return "code " + std::to_string(r) + ": " + msg;
-        if (msg.find("rank 2") == std::string::npos) return "does not name rank 2: " + msg;
-        return s > 1.2 && s < 4 ? "" : "took " + std::to_string(s) + " s";
+        return failsNaming(comm, loomTimeout, "rank 2", 1.2, 4);
       },
       opt);
   EXPECT_EQ(failures(res), "");

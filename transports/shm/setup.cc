@@ -23,6 +23,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/agree.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "transports/shm/transport.h"
@@ -39,31 +40,9 @@ size_t controlBytes(int nranks) {
 }
 size_t ringStride(uint64_t ringBytes) { return kRingDataOffset + alignUp(ringBytes, 4096); }
 
-struct RoundRecord {
-  int32_t failed;
-  int32_t code;
-};
-
-// Gathers every rank's outcome of a setup step. Returns `local` if it failed, the first remote
-// failure otherwise, or the allGather's own error.
 Status agree(const SetupArgs& args, const Status& local, const char* step) {
-  std::vector<RoundRecord> all(args.nranks);
-  all[args.rank] = {local.ok() ? 0 : 1, static_cast<int32_t>(local.code())};
-  Status g = args.allGather(all.data(), sizeof(RoundRecord));
-  if (!local.ok()) return local;
-  if (!g.ok()) return Status(g.code(), strCat("shm setup (", step, "): ", g.message()));
-  for (int r = 0; r < args.nranks; ++r) {
-    if (all[r].failed) {
-      return remoteError(
-          "shm setup (", step, ") failed on ",
-          r < static_cast<int>(args.ids.size()) ? args.ids[r].describe() : strCat("rank ", r),
-          "; see that rank's log");
-    }
-  }
-  if (args.abortFlag && args.abortFlag->load()) {
-    return remoteError("shm setup (", step, ") interrupted: communicator aborted");
-  }
-  return Status();
+  return agreeOnOutcome(args.allGather, args.rank, args.nranks, args.ids, local,
+                        strCat("shm setup (", step, ")"), args.abortFlag);
 }
 
 Status validate(const SetupArgs& args) {

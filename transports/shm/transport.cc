@@ -1,20 +1,18 @@
 // Data path of the shm transport: post, progress (pump rings), wait (doorbell futex), liveness.
 #include "transports/shm/transport.h"
 
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstring>
 #include <string>
 #include <thread>
 
+#include "core/futex.h"
 #include "kernels/reduce.h"
 
 namespace loom::transport::shm {
@@ -24,20 +22,6 @@ namespace {
 constexpr uint64_t kSliceBytes = 256 << 10;
 
 using Clock = std::chrono::steady_clock;
-
-int futexWait(std::atomic<uint32_t>* word, uint32_t expected, int64_t timeoutUs) {
-  struct timespec ts;
-  ts.tv_sec = timeoutUs / 1000000;
-  ts.tv_nsec = (timeoutUs % 1000000) * 1000;
-  // Not FUTEX_PRIVATE_FLAG: the word is in memory shared between processes.
-  long rc =
-      syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-  return rc == 0 ? 0 : errno;
-}
-
-void futexWake(std::atomic<uint32_t>* word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
