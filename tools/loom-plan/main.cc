@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
                  "interleaved --rounds; prints one JSON line per size");
   app.add_option("--rounds", rounds, "With --measure: rounds over all candidates");
   CLI11_PARSE(app, argc, argv);
-  if (!measure.empty()) return loomplan::measureMain(measure, ranks, minS, maxS, rounds, paramsFile);
+  if (!measure.empty())
+    return loomplan::measureMain(measure, ranks, minS, maxS, rounds, paramsFile);
 
   plan::CostParams params;
   if (calibrate) {
