@@ -23,13 +23,9 @@ Status buildBroadcastTree(const CollArgs& a, const Group& g, Schedule* out) {
   auto real = [&](int x) { return mod(x + a.root, p); };
   if (v == 0 && !a.inPlace) out->copy({kBufSend, 0}, {kBufRecv, 0}, a.count * es);
   if (p == 1) return Status();
-  TreeNode trees[2];
-  int top[2];
-  for (int t = 0; t < 2; ++t) {
-    trees[t] = doubleTreeNode(v, p, t);
-    for (int x = 0; x < p; ++x)
-      if (doubleTreeNode(x, p, t).parent < 0) top[t] = x;
-  }
+  const DoubleTree dt = doubleTree(v, p);
+  const TreeNode* trees = dt.node;
+  const int* top = dt.top;
   const uint64_t chunks = loopsFor(a.count, es, 2 * a.chunkBytes);
   for (uint64_t c = 0; c < chunks; ++c) {
     for (int t = 0; t < 2; ++t) {

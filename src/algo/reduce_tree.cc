@@ -24,13 +24,9 @@ Status buildReduceTree(const CollArgs& a, const Group& g, Schedule* out) {
     if (!a.inPlace) out->copy({kBufSend, 0}, {kBufRecv, 0}, n);
     return Status();
   }
-  TreeNode trees[2];
-  int top[2];
-  for (int t = 0; t < 2; ++t) {
-    trees[t] = doubleTreeNode(v, p, t);
-    for (int x = 0; x < p; ++x)
-      if (doubleTreeNode(x, p, t).parent < 0) top[t] = x;
-  }
+  const DoubleTree dt = doubleTree(v, p);
+  const TreeNode* trees = dt.node;
+  const int* top = dt.top;
   const uint16_t acc = v == 0 ? kBufRecv : kBufScratch;
   if (v != 0) out->scratchBytes = n;
   const uint64_t chunks = loopsFor(a.count, es, 2 * a.chunkBytes);

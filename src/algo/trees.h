@@ -67,6 +67,22 @@ inline TreeNode doubleTreeNode(int r, int p, int which) {
   return t;
 }
 
+// Rank r's node in both trees of the double binary tree over p ranks, and each tree's top (the
+// rank without a parent), as the rooted broadcast and reduce need them.
+struct DoubleTree {
+  TreeNode node[2];
+  int top[2];
+};
+inline DoubleTree doubleTree(int r, int p) {
+  DoubleTree d;
+  for (int t = 0; t < 2; ++t) {
+    d.node[t] = doubleTreeNode(r, p, t);
+    for (int x = 0; x < p; ++x)
+      if (doubleTreeNode(x, p, t).parent < 0) d.top[t] = x;
+  }
+  return d;
+}
+
 // Rank r's node in the binomial tree over p ranks rooted at `root`. Children are listed largest
 // subtree first (the order that finishes a broadcast soonest).
 inline TreeNode binomialNode(int r, int p, int root) {
