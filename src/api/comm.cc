@@ -92,6 +92,7 @@ Status makePlanner(const CommOptions& opt, loomComm* c) {
   for (const auto& id : c->ids)
     ctx.hostOf.push_back(forced == "tcp" ? id.rank : forced == "shm" ? 0 : id.hostIndex);
   ctx.interHost = plan::Transport::kTcp;
+  ctx.directBytes = c->direct ? c->direct->maxBytes() : 0;  // a candidate the planner prices
   std::string topoFile = params::topoFile();
   if (!topoFile.empty() && forced.empty()) {
     auto t = std::make_unique<topo::Topology>();
@@ -192,7 +193,9 @@ void commFree(loomComm* c) {
   c->bootstrap.reset();
 }
 
-Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::Schedule>* out) {
+namespace {
+// The planner's view of an operation (avg is a sum, divided afterwards).
+sched::CollArgs collArgsOf(const OpDesc& op) {
   sched::CollArgs a;
   a.coll = op.coll;
   a.count = op.count;
@@ -201,12 +204,18 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
   a.root = op.root;
   a.peer = op.peer;
   a.inPlace = op.inPlace;
+  return a;
+}
+}  // namespace
+
+Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::Schedule>* out) {
+  sched::CollArgs a = collArgsOf(op);
   a.chunkBytes = static_cast<uint64_t>(std::max<int64_t>(4096, params::chunkBytes()));
   // The planner caches its decisions; decisions live as long as the planner, so the address
   // identifies (algorithm, order, level, chunk).
   // Point-to-point has one way to go; everything else asks the planner.
   const bool p2p = op.coll == sched::CollType::kSend || op.coll == sched::CollType::kRecv;
-  const plan::Decision* d = p2p ? nullptr : &c->planner->choose(a);
+  const plan::Decision* d = p2p ? nullptr : &c->planner->choose(a, /*allowDirect=*/false);
   const algo::AlgoInfo* direct = p2p ? algo::algosFor(op.coll).front() : nullptr;
   if (!p2p && d->algo == nullptr)
     return invalidArgument("no algorithm for ", sched::collName(op.coll), ": ", d->source);
@@ -278,14 +287,16 @@ Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
 
 namespace {
 
-// The one-host direct path takes a lone small all-reduce or barrier that no override forces.
+// The one-host direct path takes a lone barrier that no override forces, and a lone all-reduce
+// for which the planner chose it (a candidate it prices; LOOM_ALGO / LOOM_TUNE still decide).
 bool takesDirect(const loomComm* c, const OpDesc& o) {
-  if (c->direct == nullptr ||
-      (o.coll != sched::CollType::kAllReduce && o.coll != sched::CollType::kBarrier))
-    return false;
+  if (c->direct == nullptr) return false;
   const uint64_t bytes = o.count * dtypeSize(o.dtype);
   std::string source;
-  return bytes <= c->direct->maxBytes() && c->overrides.lookup(o.coll, bytes, &source).empty();
+  if (o.coll == sched::CollType::kBarrier)
+    return bytes <= c->direct->maxBytes() && c->overrides.lookup(o.coll, bytes, &source).empty();
+  if (o.coll != sched::CollType::kAllReduce || bytes > c->direct->maxBytes()) return false;
+  return c->planner->choose(collArgsOf(o)).direct;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "plan/cost_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -40,13 +41,34 @@ struct ParamField {
   double CostParams::*field;
 };
 const ParamField kFields[] = {
-    {"shmAlphaUs", &CostParams::shmAlphaUs},   {"shmGBps", &CostParams::shmGBps},
-    {"hostMemGBps", &CostParams::hostMemGBps}, {"tcpAlphaUs", &CostParams::tcpAlphaUs},
-    {"tcpGBps", &CostParams::tcpGBps},         {"netAlphaUs", &CostParams::netAlphaUs},
-    {"switchHopUs", &CostParams::switchHopUs}, {"netGBps", &CostParams::netGBps},
-    {"reduceGBps", &CostParams::reduceGBps},   {"cores", &CostParams::cores},
-    {"shmCmaGBps", &CostParams::shmCmaGBps},   {"shmCmaBytes", &CostParams::shmCmaBytes},
+    {"shmAlphaUs", &CostParams::shmAlphaUs},
+    {"shmGBps", &CostParams::shmGBps},
+    {"hostMemGBps", &CostParams::hostMemGBps},
+    {"tcpAlphaUs", &CostParams::tcpAlphaUs},
+    {"tcpGBps", &CostParams::tcpGBps},
+    {"netAlphaUs", &CostParams::netAlphaUs},
+    {"switchHopUs", &CostParams::switchHopUs},
+    {"netGBps", &CostParams::netGBps},
+    {"reduceGBps", &CostParams::reduceGBps},
+    {"cores", &CostParams::cores},
+    {"shmCmaGBps", &CostParams::shmCmaGBps},
+    {"shmCmaBytes", &CostParams::shmCmaBytes},
+    {"shmEagerBytes", &CostParams::shmEagerBytes},
+    {"shmBigAlphaUs", &CostParams::shmBigAlphaUs},
+    {"shmCacheBytes", &CostParams::shmCacheBytes},
+    {"shmCacheGBps", &CostParams::shmCacheGBps},
+    {"tcpEagerBytes", &CostParams::tcpEagerBytes},
+    {"tcpBigAlphaUs", &CostParams::tcpBigAlphaUs},
+    {"tcpCacheBytes", &CostParams::tcpCacheBytes},
+    {"tcpCacheGBps", &CostParams::tcpCacheGBps},
 };
+// Keys whose value may be 0 (the term is off).
+bool zeroAllowed(const std::string& k) {
+  for (const char* z : {"cores", "shmCmaGBps", "shmBigAlphaUs", "shmCacheGBps", "tcpBigAlphaUs",
+                        "tcpCacheGBps", "shmEagerBytes", "tcpEagerBytes"})
+    if (k == z) return true;
+  return false;
+}
 struct FitField {
   const char* key;
   double AlgoFit::*field;
@@ -66,7 +88,33 @@ bool parseFitKey(const std::string& k, double v, CostParams* out) {
     if (field == f.key) return out->fits[which].*f.field = v, true;
   return false;
 }
+
+// "tuned.shm.4.98304" = "tree" into out->tuned["shm.4"][98304].
+Status parseTuned(const std::string& k, const std::string& v, CostParams* out) {
+  const std::string rest = k.substr(6);
+  const size_t d1 = rest.find('.'), d2 = rest.find('.', d1 + 1);
+  const std::string tr = rest.substr(0, d1);
+  char* end = nullptr;
+  const std::string ranks = d1 == rest.npos ? "" : rest.substr(d1 + 1, d2 - d1 - 1);
+  const std::string upTo = d2 == rest.npos ? "" : rest.substr(d2 + 1);
+  const long n = std::strtol(ranks.c_str(), &end, 10);
+  const bool ranksOk = !ranks.empty() && *end == 0 && n >= 1;
+  const unsigned long long b = std::strtoull(upTo.c_str(), &end, 10);
+  if ((tr != "shm" && tr != "tcp") || !ranksOk || upTo.empty() || *end != 0)
+    return invalidArgument("cost params: '", k, "' is not tuned.<shm|tcp>.<ranks>.<upToBytes>");
+  if (v.empty() || v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") != v.npos)
+    return invalidArgument("cost params: bad algorithm '", v, "' for ", k);
+  out->tuned[strCat(tr, ".", n)][b] = v;
+  return Status();
+}
 }  // namespace
+
+std::string CostParams::tunedAlgo(Transport t, int nranks, uint64_t bytes) const {
+  auto it = tuned.find(strCat(transportName(t), ".", nranks));
+  if (it == tuned.end()) return "";
+  auto b = it->second.lower_bound(bytes);  // first bucket whose upper bound is >= bytes
+  return b == it->second.end() ? "" : b->second;
+}
 
 const AlgoFit* CostParams::fit(const std::string& algo, Transport t) const {
   auto it = fits.find(strCat(algo, ".", transportName(t)));
@@ -80,6 +128,8 @@ std::string CostParams::toString() const {
   for (const auto& [which, fit] : fits)
     for (const FitField& f : kFitFields)
       os << ",fit." << which << "." << f.key << "=" << fit.*f.field;
+  for (const auto& [which, buckets] : tuned)
+    for (const auto& [upTo, algo] : buckets) os << ",tuned." << which << "." << upTo << "=" << algo;
   return os.str();
 }
 
@@ -98,12 +148,16 @@ Status CostParams::parse(const std::string& text, CostParams* out) {
     if (eq == std::string::npos)
       return invalidArgument("cost params: '", item, "' is not key=value");
     std::string k = item.substr(0, eq);
+    if (k.rfind("tuned.", 0) == 0) {
+      LOOM_CHECK(parseTuned(k, item.substr(eq + 1), out));
+      continue;
+    }
     char* end = nullptr;
     double v = std::strtod(item.c_str() + eq + 1, &end);
     // cores (0: unlimited), baseUs and roundUs may be 0; only roundUs may be negative (a fit that
     // takes part of alpha back: the per-round cost never goes below 0, see price()).
     const bool fit = k.rfind("fit.", 0) == 0;
-    const bool zeroOk = k == "cores" || k == "shmCmaGBps" || (fit && k.find("bwEff") == k.npos);
+    const bool zeroOk = zeroAllowed(k) || (fit && k.find("bwEff") == k.npos);
     const bool negOk = fit && k.size() > 8 && k.compare(k.size() - 8, 8, ".roundUs") == 0;
     if (end == item.c_str() + eq + 1 || *end != 0 || (v < 0 && !negOk) || (v == 0 && !zeroOk))
       return invalidArgument("cost params: bad value for ", k);
@@ -215,13 +269,15 @@ PathKind CostModel::pathKind(int a, int b) const {
   return PathKind::kGlobal;
 }
 
-double CostModel::alpha(int a, int b) const {
-  const double base = place_.interHost == Transport::kTcp ? params_.tcpAlphaUs : params_.netAlphaUs;
+double CostModel::alpha(int a, int b, uint64_t bytes) const {
+  const bool tcp = place_.interHost == Transport::kTcp;
+  const double base = tcp ? params_.tcpAlphaUs : params_.netAlphaUs;
   switch (pathKind(a, b)) {
     case PathKind::kLocal:
-      return params_.shmAlphaUs * 1e-6;
+      return (params_.shmAlphaUs + (bytes > params_.shmEagerBytes ? params_.shmBigAlphaUs : 0.0)) *
+             1e-6;
     case PathKind::kFlat:
-      return base * 1e-6;
+      return (base + (tcp && bytes > params_.tcpEagerBytes ? params_.tcpBigAlphaUs : 0.0)) * 1e-6;
     case PathKind::kLeaf:
       return (base + params_.switchHopUs) * 1e-6;
     case PathKind::kSpine:
@@ -233,11 +289,19 @@ double CostModel::alpha(int a, int b) const {
 }
 
 double CostModel::flowGBps(int a, int b, uint64_t bytes) const {
-  if (pathKind(a, b) == PathKind::kLocal)
-    return params_.shmCmaGBps > 0 && bytes >= params_.shmCmaBytes ? params_.shmCmaGBps
-                                                                  : params_.shmGBps;
+  const bool cached = bytes > 0;
+  if (pathKind(a, b) == PathKind::kLocal) {
+    if (params_.shmCmaGBps > 0 && bytes >= params_.shmCmaBytes) return params_.shmCmaGBps;
+    return cached && params_.shmCacheGBps > 0 && bytes <= params_.shmCacheBytes
+               ? params_.shmCacheGBps
+               : params_.shmGBps;
+  }
   double link = cap_[nic_[a]] / 1e9;
-  return place_.interHost == Transport::kTcp ? std::min(link, params_.tcpGBps) : link;
+  if (place_.interHost != Transport::kTcp) return link;
+  const double tcp = cached && params_.tcpCacheGBps > 0 && bytes <= params_.tcpCacheBytes
+                         ? params_.tcpCacheGBps
+                         : params_.tcpGBps;
+  return leaf_[a] < 0 ? tcp : std::min(link, tcp);  // without a fabric the NIC runs at tcp's rate
 }
 
 RoundCost CostModel::roundCost(const Round& round) const {
@@ -256,7 +320,7 @@ RoundCost CostModel::roundCost(const Round& round) const {
   for (const Flow& f : round.flows) {
     // An empty message (a segment of a count smaller than the rank count) is still sent and
     // waited for: it costs its latency and wakes its ranks, nothing else.
-    lat[f.src] += alpha(f.src, f.dst);
+    lat[f.src] += alpha(f.src, f.dst, f.bytes);
     active[f.src] = active[f.dst] = true;
     if (f.bytes == 0) continue;
     const double rate = flowGBps(f.src, f.dst, f.bytes);
@@ -268,8 +332,13 @@ RoundCost CostModel::roundCost(const Round& round) const {
       use(hostMem_[place_.hostOf[f.src]], b * params_.shmGBps / rate);
       continue;
     }
-    use(nic_[f.src], b);
-    use(nic_[f.dst] + 1, b);
+    // Without a fabric a tcp NIC is the kernel's copy: in tcpGBps bytes, so a message at the
+    // cache rate loads it less (as host memory above).
+    const double nb = leaf_[f.src] < 0 && place_.interHost == Transport::kTcp
+                          ? b * std::min(1.0, params_.tcpGBps / rate)
+                          : b;
+    use(nic_[f.src], nb);
+    use(nic_[f.dst] + 1, nb);
     if (k == PathKind::kSpine || k == PathKind::kGlobal) {
       use(leafUp_[leaf_[f.src]], b);
       use(leafUp_[leaf_[f.dst]] + 1, b);
@@ -343,6 +412,27 @@ double CostModel::price(const std::vector<Round>& rounds, std::string* worst,
     if (worst && t * r.repeat > worstT) worstT = t * r.repeat, *worst = c.bottleneck;
   }
   return total;
+}
+
+CostModel::Terms CostModel::directTerms(uint64_t bytes) const {
+  const int p = place_.nranks;
+  const double cores = params_.cores > 0 ? params_.cores : p;
+  const double osub = std::max(1.0, p / cores);
+  const double copy = bytes ? bytes / (flowGBps(0, p > 1 ? 1 : 0, bytes) * 1e9) : 0;
+  const double reduce = static_cast<double>(bytes) * p / (params_.reduceGBps * 1e9);
+  Terms t;
+  t.rounds = p - 1;
+  t.wakes = osub - 1;
+  t.transfer = (copy + reduce) * osub;
+  return t;
+}
+
+double CostModel::priceDirect(uint64_t bytes) const {
+  const AlgoFit* fit = params_.fit("direct", Transport::kShm);
+  const AlgoFit f = fit ? *fit : AlgoFit();
+  const Terms t = directTerms(bytes);
+  return std::max(0.0, f.baseUs + f.roundUs * t.rounds + f.wakeUs * t.wakes) * 1e-6 +
+         t.transfer / f.bwEff;
 }
 
 Status roundsFromSchedules(const std::vector<sched::Schedule>& all, std::vector<Round>* out) {

@@ -62,11 +62,27 @@ struct CostParams {
   // With it the CPU work of a round (message latencies, copies, reductions, wake-ups) of all its
   // ranks is spread over this many cores.
   double cores = 0;
+  // Two-level per-message latency and cache-dependent bandwidth of the one-machine paths (shm, and
+  // tcp when it is loopback as in the calibration): a message of more than xEagerBytes pays
+  // xBigAlphaUs on top of alpha (the sliced path of the transport, a receiver that stopped
+  // spinning), and a message of at most xCacheBytes moves at xCacheGBps instead of xGBps (source
+  // and destination still in the cores' caches). xBigAlphaUs = 0 and xCacheGBps = 0: one level.
+  double shmEagerBytes = 1024, shmBigAlphaUs = 0, shmCacheBytes = 262144, shmCacheGBps = 0;
+  double tcpEagerBytes = 1024, tcpBigAlphaUs = 0, tcpCacheBytes = 262144, tcpCacheGBps = 0;
   // Per "algorithm.transport" (transport: shm when every rank is on one host, else the
   // inter-host transport), written as fit.ring.shm.baseUs=..., fit.ring.shm.roundUs=...,
   // fit.ring.shm.wakeUs=..., fit.ring.shm.bwEff=...
   std::map<std::string, AlgoFit> fits;
   const AlgoFit* fit(const std::string& algo, Transport t) const;
+  // Empirical tuning table (as Open MPI's coll/tuned dynamic rules): the all-reduce algorithm
+  // measured fastest by `loom-plan --calibrate` per "transport.ranks" and size bucket (upper bound
+  // in bytes, inclusive; a bucket starts above the previous one), written as
+  // tuned.shm.4.98304=tree. The planner follows it only for a communicator shaped exactly as the
+  // calibrated one (same transport, rank count, one host for shm, one rank per host for tcp, no
+  // fabric) and sizes up to the last bucket; the cost model decides everywhere else.
+  std::map<std::string, std::map<uint64_t, std::string>> tuned;
+  // The tuned algorithm for (transport, ranks, bytes), "" when the table does not cover it.
+  std::string tunedAlgo(Transport t, int nranks, uint64_t bytes) const;
   std::string toString() const;
   // "key=value,key=value" or a JSON object with the same keys; unknown keys are errors.
   static Status parse(const std::string& text, CostParams* out);
@@ -113,7 +129,7 @@ class CostModel {
   CostModel(const Placement& place, const CostParams& params);
 
   PathKind pathKind(int a, int b) const;
-  double alpha(int a, int b) const;                         // seconds per message
+  double alpha(int a, int b, uint64_t bytes = 0) const;     // seconds per message
   double flowGBps(int a, int b, uint64_t bytes = 0) const;  // single-flow rate cap
   RoundCost roundCost(const Round& r) const;
   // Sum over rounds (times repeat); `worst` gets the bottleneck of the most expensive round.
@@ -128,6 +144,14 @@ class CostModel {
     double fixed = 0, rounds = 0, wakes = 0, transfer = 0;
   };
   Terms terms(const std::vector<Round>& rounds, bool pipelined) const;
+
+  // The one-host direct path (api/shm_direct.h) for an all-reduce of `bytes`: every rank copies
+  // its contribution into its slot, waits for every other slot and reduces all p slots. Terms:
+  // `rounds` counts the p - 1 peers a rank waits for (roundUs), `wakes` the cores'
+  // oversubscription beyond 1, `transfer` the copy and the p-slot reduction of all ranks spread
+  // over the cores (what bwEff divides). Priced with the "direct" AlgoFit.
+  Terms directTerms(uint64_t bytes) const;
+  double priceDirect(uint64_t bytes) const;
 
   int leafOfRank(int r) const { return leaf_[r]; }
   int groupOfRank(int r) const { return group_[r]; }

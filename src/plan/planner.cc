@@ -46,10 +46,20 @@ Status readParams(CostParams* out) {
   return s;
 }
 
+Status directHasNoSchedule(const sched::CollArgs&, const sched::Group&, sched::Schedule*) {
+  return invalidArgument("planner: the direct path has no schedule (api/shm_direct.h runs it)");
+}
+
 }  // namespace
+
+const algo::AlgoInfo* directAlgo() {
+  static const algo::AlgoInfo info{CollType::kAllReduce, "direct", &directHasNoSchedule};
+  return &info;
+}
 
 std::string Decision::describe() const {
   if (!algo) return "none";
+  if (direct) return "direct";
   std::string s = strCat(algo->name, "(");
   if (hierarchical(algo->name)) s += strCat("level=", levelName(level), ",");
   s += strCat("order=", order.empty() ? "rank" : "topo");
@@ -84,6 +94,38 @@ Planner::Planner(const PlannerContext& ctx) : ctx_(ctx) {
   pl.topology = ctx_.topology;
   model_ = std::make_unique<CostModel>(pl, ctx_.params);
   topoOrder_ = topologyOrder(*model_);
+  // The tuning table holds for the calibrated shapes only: one host over shm, or one rank per
+  // host over tcp, and no fabric.
+  std::vector<int> hosts = ctx_.hostOf;
+  std::sort(hosts.begin(), hosts.end());
+  const bool oneHost = hosts.empty() || hosts.front() == hosts.back();
+  const bool distinct = std::adjacent_find(hosts.begin(), hosts.end()) == hosts.end();
+  if (!ctx_.topology && hosts.size() == static_cast<size_t>(ctx_.nranks) && ctx_.nranks > 1) {
+    if (oneHost) tunedTransport_ = static_cast<int>(Transport::kShm);
+    if (distinct && ctx_.interHost == Transport::kTcp)
+      tunedTransport_ = static_cast<int>(Transport::kTcp);
+  }
+}
+
+bool Planner::directFits(const sched::CollArgs& args) const {
+  return args.coll == CollType::kAllReduce && ctx_.directBytes > 0 &&
+         messageBytes(args, ctx_.nranks) <= ctx_.directBytes;
+}
+
+Decision Planner::directDecision(const sched::CollArgs& args) const {
+  Decision d;
+  d.algo = directAlgo();
+  d.direct = true;
+  d.predictedSec = model_->priceDirect(messageBytes(args, ctx_.nranks));
+  d.bottleneck =
+      ctx_.params.fit("direct", Transport::kShm) ? "direct path" : "direct path, not calibrated";
+  return d;
+}
+
+std::string Planner::tunedAlgo(const sched::CollArgs& args) const {
+  if (tunedTransport_ < 0 || args.coll != CollType::kAllReduce) return "";
+  return ctx_.params.tunedAlgo(static_cast<Transport>(tunedTransport_), ctx_.nranks,
+                               messageBytes(args, ctx_.nranks));
 }
 
 uint64_t Planner::messageBytes(const sched::CollArgs& a, int p) {
@@ -112,6 +154,7 @@ Status Planner::build(const Decision& d, const sched::CollArgs& args, int rank,
                       sched::Schedule* out) const {
   const int p = ctx_.nranks;
   if (!d.algo) return invalidArgument("planner: decision without an algorithm");
+  if (d.direct) return d.algo->build(args, sched::Group(), out);
   std::vector<int> pos(p);
   for (int v = 0; v < p; ++v) pos[d.order.empty() ? v : d.order[v]] = v;
   auto at = [&](int v) { return d.order.empty() ? v : d.order[v]; };
@@ -235,26 +278,39 @@ std::vector<Decision> Planner::candidates(const sched::CollArgs& args) {
     }
     if (d.predictedSec >= 0) priced.push_back(std::move(d));
   }
+  if (directFits(args)) priced.push_back(directDecision(args));
   std::stable_sort(priced.begin(), priced.end(), [](const Decision& a, const Decision& b) {
     return a.predictedSec < b.predictedSec;
   });
   return priced;
 }
 
-const Decision& Planner::choose(const sched::CollArgs& args) {
+const Decision& Planner::choose(const sched::CollArgs& args, bool allowDirect) {
   std::lock_guard<std::mutex> lock(mu_);
   Key key{static_cast<int>(args.coll),
           args.count,
           static_cast<int>(args.dtype),
           args.root,
           args.inPlace,
-          static_cast<int>(args.op)};
+          static_cast<int>(args.op),
+          allowDirect};
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   const uint64_t bytes = messageBytes(args, ctx_.nranks);
+  const bool direct = allowDirect && directFits(args);
   std::string source = "cost";
   std::string order;  // "rank" / "topo" from LOOM_ALGO=allreduce:ring/topo
   std::string only = over_.lookup(args.coll, bytes, &source, &order);
+  if (only.empty()) {  // the tuning table, where it holds
+    only = tunedAlgo(args);
+    source = only.empty() ? "cost" : "tuned";
+  }
+  if (only == "direct") {
+    if (direct) return cache_[key] = decided(args, directDecision(args), source);
+    // Not here (too large, no direct path, or the caller needs a schedule): the model decides.
+    source = strCat("cost, ", source, "'s direct does not apply");
+    only.clear();
+  }
   if (!only.empty() && !algo::findAlgo(args.coll, only)) {
     // As NCCL: a forced choice that names nothing is an error, not a silent fallback.
     Decision none;
@@ -262,7 +318,6 @@ const Decision& Planner::choose(const sched::CollArgs& args) {
                          sched::collName(args.coll));
     return cache_[key] = none;
   }
-  if (only.empty()) source = "cost";
   std::vector<Decision> cands = enumerate(args, only);
   std::vector<Decision> kept;  // a forced ordering (none offered: topology order is rank order)
   for (Decision& d : cands)
@@ -280,13 +335,25 @@ const Decision& Planner::choose(const sched::CollArgs& args) {
       best = d;
   }
   if (!best.algo && !cands.empty()) best = cands[0];
-  if (algo::algosFor(args.coll).size() == 1 && only.empty()) source = "only";
-  best.source = source;
-  LOOM_INFO(PLAN, sched::collName(args.coll), " ", sizeStr(bytes), " ", dtypeName(args.dtype),
-            " on ", ctx_.nranks, " ranks: ", best.describe(), " predicted ",
-            best.predictedSec * 1e6, " us (", source,
-            best.bottleneck.empty() ? "" : ", bottleneck " + best.bottleneck, ")");
-  return cache_.emplace(key, std::move(best)).first->second;
+  if (only.empty() && direct) {
+    // Without a calibrated price (no fit.direct.shm.*) the direct path keeps its measured rule:
+    // it takes every all-reduce up to LOOM_SHM_DIRECT_BYTES.
+    Decision d = directDecision(args);
+    const bool fitted = ctx_.params.fit("direct", Transport::kShm) != nullptr;
+    if (!fitted || !best.algo || best.predictedSec < 0 || d.predictedSec < best.predictedSec)
+      best = d;
+  }
+  if (algo::algosFor(args.coll).size() == 1 && only.empty() && !direct) source = "only";
+  return cache_[key] = decided(args, best, source);
+}
+
+Decision Planner::decided(const sched::CollArgs& args, Decision d, const std::string& source) {
+  d.source = source;
+  LOOM_INFO(PLAN, sched::collName(args.coll), " ", sizeStr(messageBytes(args, ctx_.nranks)), " ",
+            dtypeName(args.dtype), " on ", ctx_.nranks, " ranks: ", d.describe(), " predicted ",
+            d.predictedSec * 1e6, " us (", source,
+            d.bottleneck.empty() ? "" : ", bottleneck " + d.bottleneck, ")");
+  return d;
 }
 
 std::string Planner::explain(const sched::CollArgs& args) {
@@ -302,11 +369,16 @@ std::string Planner::explain(const sched::CollArgs& args) {
   os << "chosen: " << chosen.describe() << " (" << chosen.source << ")";
   if (chosen.predictedSec >= 0) os << ", predicted " << chosen.predictedSec * 1e6 << " us";
   os << "\n";
+  const std::vector<Decision> cands = candidates(args);
+  if (chosen.source == "tuned" && !cands.empty())
+    os << "tuned: measured fastest by loom-plan --calibrate for this communicator's shape and size "
+          "bucket (LOOM_PLAN_PARAMS tuned.*); the cost model alone would choose "
+       << cands.front().describe() << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "  %-42s %12s %10s %10s  %s\n", "candidate", "time(us)", "algbw",
                 "busbw", "bottleneck");
   os << line;
-  for (const Decision& d : candidates(args)) {
+  for (const Decision& d : cands) {
     double alg = d.predictedSec > 0 ? bytes / d.predictedSec / 1e9 : 0;
     std::snprintf(line, sizeof line, "  %-42s %12.2f %10.3f %10.3f  %s\n", d.describe().c_str(),
                   d.predictedSec * 1e6, alg, alg * busFactor(args.coll, p), d.bottleneck.c_str());

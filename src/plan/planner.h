@@ -5,8 +5,12 @@
 // Candidates: every registered algorithm of the collective x orderings {rank order, topology order
 // (group, leaf, host)} for layout-free collectives (allreduce, broadcast, reduce) x hierarchy
 // levels {host, leaf, group} for the hierarchical algorithms x chunk sizes {default/4, default, 4 x
-// default} for pipelined ones. Up to kExactMaxRanks ranks a candidate is priced from the real
-// schedules of all ranks; above that from the algorithm's pattern (patterns.h).
+// default} for pipelined ones, and the one-host direct path for small all-reduces where the
+// communicator has one (PlannerContext::directBytes). A measured tuning table in the parameters
+// (CostParams::tuned) picks the algorithm instead of the model for a communicator of exactly the
+// calibrated shape; the model still picks its variant. Up to kExactMaxRanks ranks a candidate is
+// priced from the real schedules of all ranks; above that from the algorithm's pattern
+// (patterns.h).
 //
 // Use: Planner pl(ctx); const Decision& d = pl.choose(args); pl.build(d, args, rank, &schedule).
 #pragma once
@@ -39,6 +43,9 @@ struct PlannerContext {
   bool readEnv = true;
   std::string algo, tune;
   uint64_t chunkBytes = 0;  // 0: LOOM_CHUNK_BYTES
+  // The communicator's one-host direct path (api/shm_direct.h): all-reduces up to this many bytes
+  // may take it, and it is a candidate the planner prices ("direct"); 0: there is none.
+  uint64_t directBytes = 0;
 };
 
 struct Decision {
@@ -50,8 +57,12 @@ struct Decision {
   double predictedSec = 0;  // < 0: not priced (forced algorithm without a cost)
   std::string source;       // "cost", "LOOM_ALGO", "LOOM_TUNE", "only"
   std::string bottleneck;
-  std::string describe() const;  // "hier(level=leaf,order=topo,chunk=512k)"
+  bool direct = false;           // the one-host direct path, no schedule (algo: directAlgo())
+  std::string describe() const;  // "hier(level=leaf,order=topo,chunk=512k)", "direct"
 };
+
+// The AlgoInfo a direct-path Decision carries: named "direct"; its builder refuses (no schedule).
+const algo::AlgoInfo* directAlgo();
 
 class Planner {
  public:
@@ -60,8 +71,10 @@ class Planner {
   // still works, ignoring the overrides.
   const Status& status() const { return status_; }
 
-  const Decision& choose(const sched::CollArgs& args);
-  // Every priced candidate, cheapest first (the chosen one is not necessarily first when forced).
+  // With `allowDirect` false the direct path is no candidate (a caller that needs a schedule).
+  const Decision& choose(const sched::CollArgs& args, bool allowDirect = true);
+  // Every priced candidate by the cost model, cheapest first (the chosen one is not necessarily
+  // first when forced or tuned).
   std::vector<Decision> candidates(const sched::CollArgs& args);
   std::string explain(const sched::CollArgs& args);
   // This rank's schedule for `d`: the builder runs over positions (order), with the hierarchy's
@@ -83,14 +96,21 @@ class Planner {
  private:
   Status price(const sched::CollArgs& args, Decision* d) const;
   std::vector<Decision> enumerate(const sched::CollArgs& args, const std::string& only) const;
+  bool directFits(const sched::CollArgs& args) const;
+  // `d` with its source, logged (INFO, PLAN).
+  Decision decided(const sched::CollArgs& args, Decision d, const std::string& source);
+  Decision directDecision(const sched::CollArgs& args) const;
+  // The tuning table's algorithm for `args` ("" unless the communicator is the calibrated shape).
+  std::string tunedAlgo(const sched::CollArgs& args) const;
 
   PlannerContext ctx_;
   Status status_;
   Overrides over_;
   std::unique_ptr<CostModel> model_;
   std::vector<int> topoOrder_;
+  int tunedTransport_ = -1;  // Transport the tuning table may apply to (-1: none)
   std::mutex mu_;
-  using Key = std::tuple<int, uint64_t, int, int, bool, int>;
+  using Key = std::tuple<int, uint64_t, int, int, bool, int, bool>;
   std::map<Key, Decision> cache_;
 };
 

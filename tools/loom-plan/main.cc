@@ -5,7 +5,8 @@
 // algorithm the best variant's predicted time, algorithm bandwidth and bus bandwidth, and the
 // planner's choice. --explain SIZE prints every candidate for one size. --calibrate measures this
 // machine's shm and tcp paths through loom itself and prints (or --save-params writes) the cost
-// parameters, which --params-file reads back.
+// parameters (model terms, per-algorithm fits and the measured tuning table), which --params-file
+// reads back; --calibrate --from-json fits to saved --measure lines instead of measuring.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -84,13 +85,23 @@ int main(int argc, char** argv) {
                  "choice on --ranks forked ranks, sizes --min to --max x4 (and --max), in "
                  "interleaved --rounds; prints one JSON line per size");
   app.add_option("--rounds", rounds, "With --measure: rounds over all candidates");
+  bool forcedOnly = false;
+  app.add_flag("--forced-only", forcedOnly,
+               "With --measure: only the forced algorithms (and direct), as --calibrate needs");
+  uint64_t directBytes = 0;
+  app.add_option("--direct-bytes", directBytes,
+                 "One host: the communicator's direct path takes all-reduces up to this many "
+                 "bytes (LOOM_SHM_DIRECT_BYTES; a candidate the planner prices)");
+  std::vector<std::string> fromJson;
+  app.add_option("--from-json", fromJson,
+                 "With --calibrate: fit to these files of --measure lines instead of measuring");
   CLI11_PARSE(app, argc, argv);
   if (!measure.empty())
-    return loomplan::measureMain(measure, ranks, minS, maxS, rounds, paramsFile);
+    return loomplan::measureMain(measure, ranks, minS, maxS, rounds, paramsFile, forcedOnly);
 
   plan::CostParams params;
   if (calibrate) {
-    Status s = loomplan::calibrate(&params, true);
+    Status s = loomplan::calibrate(fromJson, &params, true);
     if (!s.ok()) {
       std::cerr << "loom-plan: calibration failed: " << s.toString() << "\n";
       return 1;
@@ -145,6 +156,7 @@ int main(int argc, char** argv) {
   ctx.readEnv = false;
   ctx.algo = algo;
   ctx.tune = tune;
+  if (hosts == 1) ctx.directBytes = directBytes;
   plan::Planner planner(ctx);
   if (!planner.status().ok()) {
     std::cerr << "loom-plan: " << planner.status().toString() << "\n";
