@@ -7,6 +7,8 @@
 // (dst = operand (op) incoming), which lets shm reduce straight out of the shared buffer.
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -57,8 +59,15 @@ class Transport {
   // Cheap liveness check of peers (dead pid on this host, closed socket): RemoteError naming the
   // rank and host of a dead peer.
   virtual Status checkPeers() = 0;
-  // Wakes a thread sleeping in wait() (abort).
+  // Wakes a thread sleeping in wait() or in a joint poll (abort).
   virtual void wake() = 0;
+  // Sleeping on several transports at once (a rank with shm peers on its host and tcp peers
+  // elsewhere): armPoll() adds to *fds the descriptors whose readiness means this transport may
+  // have something to do (it wakes the same way as wait() would) and returns true, or returns
+  // false, adding nothing, when it already has something to do (do not sleep). The caller then
+  // poll()s all the descriptors and calls disarmPoll() on every transport it armed.
+  virtual bool armPoll(std::vector<pollfd>* fds) = 0;
+  virtual void disarmPoll() = 0;
 };
 
 // Everything a transport needs to connect. Creation is collective: every rank of the communicator

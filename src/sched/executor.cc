@@ -1,6 +1,10 @@
 #include "sched/executor.h"
 
+#include <poll.h>
+#include <sched.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -30,6 +34,7 @@ struct Storage {
   size_t lanesUsed = 0;
   std::vector<int> laneOf;
   std::vector<int> localReady;
+  std::vector<pollfd> pollFds;         // a sleep over several transports
   std::unique_ptr<uint8_t[]> scratch;  // kept between runs when small (kKeepScratchBytes)
   uint64_t scratchBytes = 0;
   bool busy = false;  // a nested run (should not happen) gets its own storage
@@ -193,10 +198,33 @@ Status Run::idle(Clock::time_point lastProgress, Clock::time_point* lastPeerChec
     *lastPeerCheck = now;
     for (auto* t : ctx_.transports) LOOM_CHECK(t->checkPeers());
   }
-  // Sleep in the transports; with several, take short turns.
-  int64_t slice = ctx_.transports.size() == 1 ? 20000 : 1000;
-  for (auto* t : ctx_.transports) LOOM_CHECK(t->wait(slice));
-  return Status();
+  constexpr int64_t kSliceUs = 20000;
+  if (ctx_.transports.size() == 1) return ctx_.transports[0]->wait(kSliceUs);
+  // Several transports (shm on this host, tcp to others): spin through progress() for spinUs,
+  // then sleep in one poll over all of them, so a message on either wakes us at once.
+  if (stalledUs < ctx_.spinUs) {
+    sched_yield();
+    return Status();
+  }
+  std::vector<pollfd>& fds = storage_.pollFds;
+  fds.clear();
+  size_t armed = 0;
+  bool sleep = true;
+  for (auto* t : ctx_.transports) {
+    if (!t->armPoll(&fds)) {
+      sleep = false;
+      break;
+    }
+    ++armed;
+  }
+  Status st;
+  if (sleep) {
+    timespec ts{0, kSliceUs * 1000};
+    if (ppoll(fds.data(), fds.size(), &ts, nullptr) < 0 && errno != EINTR)
+      st = errnoStatus(strCat("executor: poll over ", fds.size(), " descriptors"), errno);
+  }
+  for (size_t k = 0; k < armed; ++k) ctx_.transports[k]->disarmPoll();
+  return st;
 }
 
 Status Run::go() {

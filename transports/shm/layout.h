@@ -85,4 +85,14 @@ inline std::string segmentName(const std::string& commTag, int rank) {
   return "/loom-" + commTag + "-r" + std::to_string(rank);
 }
 
+// The rank's wake-up FIFO, next to its segment (glibc keeps shm_open names in /dev/shm).
+inline std::string bellPath(const std::string& commTag, int rank) {
+  return "/dev/shm" + segmentName(commTag, rank) + ".bell";
+}
+
+// Doorbell::sleeping: how the owner sleeps, so a ringer knows how to wake it.
+constexpr uint32_t kAwake = 0;
+constexpr uint32_t kSleepFutex = 1;  // in wait(): FUTEX_WAKE on seq
+constexpr uint32_t kSleepPoll = 2;   // in a joint poll with other transports: a byte to its FIFO
+
 }  // namespace loom::transport::shm

@@ -240,6 +240,20 @@ Status ShmTransport::createOwnSegment(const SetupArgs& args) {
   }
   std::atomic_thread_fence(std::memory_order_release);
   cb->magic = kSegmentMagic;
+  return makeBell();
+}
+
+// Our wake-up FIFO (transport.h, "Waiting"), made before the peers map our segment.
+Status ShmTransport::makeBell() {
+  const std::string path = bellPath(commTag_, rank_);
+  int rc = mkfifo(path.c_str(), 0600);
+  if (rc != 0 && errno == EEXIST) {
+    unlink(path.c_str());  // stale, like a leftover segment
+    rc = mkfifo(path.c_str(), 0600);
+  }
+  if (rc != 0) return errnoStatus(strCat("mkfifo(", path, ") on rank ", rank_), errno);
+  ownBell_.reset(open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+  if (!ownBell_.valid()) return errnoStatus(strCat("open(", path, ") on rank ", rank_), errno);
   return Status();
 }
 
@@ -272,6 +286,10 @@ Status ShmTransport::mapPeers(const SetupArgs& args) {
       return internalError("shm segment ", name, " was made by pid ", cb->pid, ", but ",
                            p.id.describe(), " is expected");
     }
+    const std::string bell = bellPath(commTag_, p.rank);
+    p.bell.reset(open(bell.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+    if (!p.bell.valid())
+      return errnoStatus(strCat("open(", bell, ") of peer ", p.id.describe()), errno);
     p.sendCtr = reinterpret_cast<RingCounters*>(p.remote->base() + off);
     p.sendData = p.remote->base() + off + kRingDataOffset;
     p.sendRingBytes = cb->ringBytes;
@@ -283,10 +301,14 @@ Status ShmTransport::mapPeers(const SetupArgs& args) {
 void ShmTransport::unlinkNames(bool includePeers) {
   if (ownNameLinked_) {
     shm_unlink(segmentName(commTag_, rank_).c_str());
+    unlink(bellPath(commTag_, rank_).c_str());
     ownNameLinked_ = false;
   }
   if (includePeers) {
-    for (const Peer& p : peers_) shm_unlink(segmentName(commTag_, p.rank).c_str());
+    for (const Peer& p : peers_) {
+      shm_unlink(segmentName(commTag_, p.rank).c_str());
+      unlink(bellPath(commTag_, p.rank).c_str());
+    }
   }
 }
 

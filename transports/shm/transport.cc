@@ -29,6 +29,14 @@ inline void cpuRelax() {
 #endif
 }
 
+// A byte to a wake-up FIFO; a full FIFO already holds a wake-up, so EAGAIN is fine.
+void ringBell(const net::Fd& fd) {
+  if (!fd.valid()) return;
+  const char c = 1;
+  ssize_t k = write(fd.get(), &c, 1);
+  (void)k;
+}
+
 }  // namespace
 
 Capabilities ShmTransport::caps() const {
@@ -255,7 +263,7 @@ Status ShmTransport::pumpPeer(Peer& p, bool* moved) {
   if (!p.unacked.empty()) *moved = reapAcks(p);
   if (!p.sends.empty()) *moved = pumpSends(p) || *moved;
   if (!p.recvs.empty()) st = pumpRecvs(p, moved);
-  if (*moved) ringDoorbell(p.remote->control(), /*forceWake=*/false);
+  if (*moved) ringDoorbell(p, /*forceWake=*/false);
   return st;
 }
 
@@ -290,39 +298,41 @@ Status ShmTransport::progress(bool* progressed) {
   return Status();
 }
 
-void ShmTransport::ringDoorbell(ControlBlock* cb, bool forceWake) {
-  cb->doorbell.seq.fetch_add(1, std::memory_order_seq_cst);
-  if (forceWake || cb->doorbell.sleeping.load(std::memory_order_seq_cst)) {
-    futexWake(&cb->doorbell.seq);
-  }
+void ShmTransport::ringDoorbell(Peer& p, bool forceWake) {
+  Doorbell& d = p.remote->control()->doorbell;
+  d.seq.fetch_add(1, std::memory_order_seq_cst);
+  const uint32_t how = d.sleeping.load(std::memory_order_seq_cst);
+  if (forceWake || how == kSleepFutex) futexWake(&d.seq);
+  if (forceWake || how == kSleepPoll) ringBell(p.bell);
 }
 
 // Mid-stream, after publishing a slice: a peer asleep in wait() is woken now so that it works in
 // parallel with us (progress() rings the doorbell once more at its end in any case).
 void ShmTransport::nudgeIfSleeping(Peer& p) {
-  ControlBlock* cb = p.remote->control();
-  if (cb->doorbell.sleeping.load(std::memory_order_relaxed)) ringDoorbell(cb, /*forceWake=*/false);
+  if (p.remote->control()->doorbell.sleeping.load(std::memory_order_relaxed) != kAwake)
+    ringDoorbell(p, /*forceWake=*/false);
+}
+
+bool ShmTransport::woken() {
+  return bell()->seq.load(std::memory_order_acquire) != lastSeenSeq_ ||
+         wakeCount_.load(std::memory_order_acquire) != wakeSeen_ ||
+         (abortFlag_ && abortFlag_->load(std::memory_order_relaxed));
 }
 
 Status ShmTransport::wait(int64_t timeoutUs) {
   Doorbell* d = bell();
-  auto ready = [&] {
-    return d->seq.load(std::memory_order_acquire) != lastSeenSeq_ ||
-           wakeCount_.load(std::memory_order_acquire) != wakeSeen_ ||
-           (abortFlag_ && abortFlag_->load(std::memory_order_relaxed));
-  };
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::microseconds(std::max<int64_t>(timeoutUs, 0));
   const auto spinEnd = std::min(deadline, start + std::chrono::microseconds(spinUs_));
   Status st;
   // Spin briefly, yielding: with more ranks than cores the peer we wait for may need this core.
-  while (!ready() && Clock::now() < spinEnd) {
-    for (int i = 0; i < 16 && !ready(); ++i) cpuRelax();
-    if (!ready()) sched_yield();
+  while (!woken() && Clock::now() < spinEnd) {
+    for (int i = 0; i < 16 && !woken(); ++i) cpuRelax();
+    if (!woken()) sched_yield();
   }
-  if (!ready()) {
-    d->sleeping.store(1, std::memory_order_seq_cst);
-    while (!ready()) {
+  if (!woken()) {
+    d->sleeping.store(kSleepFutex, std::memory_order_seq_cst);
+    while (!woken()) {
       int64_t left =
           std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
       if (left <= 0) break;
@@ -332,10 +342,34 @@ Status ShmTransport::wait(int64_t timeoutUs) {
         break;
       }
     }
-    d->sleeping.store(0, std::memory_order_relaxed);
+    d->sleeping.store(kAwake, std::memory_order_relaxed);
   }
   wakeSeen_ = wakeCount_.load(std::memory_order_acquire);
   return st;
+}
+
+bool ShmTransport::armPoll(std::vector<pollfd>* fds) {
+  Doorbell* d = bell();
+  // Flag first, then look (seq_cst on both sides): either we see the ringer's bump or it sees
+  // the flag and writes the FIFO.
+  d->sleeping.store(kSleepPoll, std::memory_order_seq_cst);
+  if (woken()) {
+    d->sleeping.store(kAwake, std::memory_order_relaxed);
+    wakeSeen_ = wakeCount_.load(std::memory_order_acquire);
+    return false;
+  }
+  if (ownBell_.valid()) fds->push_back({ownBell_.get(), POLLIN, 0});
+  return true;
+}
+
+void ShmTransport::disarmPoll() {
+  bell()->sleeping.store(kAwake, std::memory_order_relaxed);
+  if (ownBell_.valid()) {
+    char buf[64];
+    while (read(ownBell_.get(), buf, sizeof(buf)) > 0) {
+    }
+  }
+  wakeSeen_ = wakeCount_.load(std::memory_order_acquire);
 }
 
 void ShmTransport::wake() {
@@ -343,7 +377,9 @@ void ShmTransport::wake() {
   if (abortFlag_ && abortFlag_->load()) markState(kAborted);
   Doorbell* d = bell();
   d->seq.fetch_add(1, std::memory_order_seq_cst);
-  if (d->sleeping.load(std::memory_order_seq_cst)) futexWake(&d->seq);
+  const uint32_t how = d->sleeping.load(std::memory_order_seq_cst);
+  if (how == kSleepFutex) futexWake(&d->seq);
+  if (how == kSleepPoll) ringBell(ownBell_);
 }
 
 void ShmTransport::markState(PeerState s) {
@@ -354,7 +390,7 @@ void ShmTransport::markState(PeerState s) {
   while (cur != kAborted && cur != s && !state.compare_exchange_weak(cur, s)) {
   }
   for (Peer& p : peers_) {
-    if (p.remote) ringDoorbell(p.remote->control(), /*forceWake=*/true);
+    if (p.remote) ringDoorbell(p, /*forceWake=*/true);
   }
 }
 

@@ -32,6 +32,11 @@
 // rank that published data or freed space bumps the peer's doorbell and calls FUTEX_WAKE only if
 // the peer flagged itself as sleeping. wait() samples nothing itself: progress() records the
 // doorbell value it started from, so a bump that happens after that point makes wait() return.
+// A rank that also has tcp peers sleeps in one poll() over its sockets and its wake-up FIFO
+// (armPoll(): the doorbell says kSleepPoll, and a ringer writes a byte to the FIFO instead of
+// FUTEX_WAKE), so a message on either transport wakes it at once. Every rank makes the FIFO next
+// to its segment; peers open it read-write (so a write never raises SIGPIPE, even after the owner
+// died) and it is unlinked with the segment.
 //
 // Lifetime. Segments are unlinked as soon as every peer has mapped them, so nothing stays in
 // /dev/shm even if a process is killed later. A rank marks its side closed (or aborted, when the
@@ -49,6 +54,7 @@
 #include <string>
 #include <vector>
 
+#include "core/socket.h"
 #include "transports/shm/layout.h"
 #include "transports/transport.h"
 
@@ -81,6 +87,8 @@ class ShmTransport final : public Transport {
   Status wait(int64_t timeoutUs) override;
   Status checkPeers() override;
   void wake() override;
+  bool armPoll(std::vector<pollfd>* fds) override;
+  void disarmPoll() override;
 
   // Rough constants, not calibrated at run time. The copies on the two sides overlap, so a stream
   // runs at 0.6-0.9x one core's memcpy (tests/transports_shm/shm_transport_perf on the 2-core
@@ -102,6 +110,7 @@ class ShmTransport final : public Transport {
     int rank = -1;
     PeerIdentity id;
     std::unique_ptr<Mapping> remote;  // the peer's segment (its control block, our send ring)
+    net::Fd bell;                     // the peer's wake-up FIFO (opened read-write)
     RingCounters* sendCtr = nullptr;  // ring us -> peer, in the peer's segment
     uint8_t* sendData = nullptr;
     uint64_t sendRingBytes = 0;       // the receiver's ring size
@@ -133,6 +142,7 @@ class ShmTransport final : public Transport {
   Status setup(const SetupArgs& args);
   Status createOwnSegment(const SetupArgs& args);
   Status mapPeers(const SetupArgs& args);
+  Status makeBell();
   void unlinkNames(bool includePeers);
   Status readCmaParams();
   Status probeCma(Peer& p);
@@ -144,7 +154,8 @@ class ShmTransport final : public Transport {
   Status pumpRecvs(Peer& p, bool* moved);
   Status checkStalled(Peer& p);
   Status pumpPeer(Peer& p, bool* moved);
-  void ringDoorbell(ControlBlock* cb, bool forceWake);
+  void ringDoorbell(Peer& p, bool forceWake);
+  bool woken();
   void nudgeIfSleeping(Peer& p);
   void markState(PeerState s);
   Doorbell* bell() { return own_ ? &own_->control()->doorbell : &localBell_; }
@@ -158,6 +169,7 @@ class ShmTransport final : public Transport {
   int64_t spinUs_ = 0;  // LOOM_SPIN_US, read once
   bool ownNameLinked_ = false;
   std::unique_ptr<Mapping> own_;  // our segment: control block + rings into us
+  net::Fd ownBell_;               // our wake-up FIFO (read-write: wake() writes it too)
   std::vector<Peer> peers_;
   std::vector<int> peerIndex_;  // by rank, -1: not served
   uint32_t lastSeenSeq_ = 0;    // our doorbell when the last progress() started

@@ -304,31 +304,46 @@ Status TcpTransport::progress(bool* progressed) {
   return Status();
 }
 
-Status TcpTransport::wait(int64_t timeoutUs) {
-  if (!error_.ok()) return error_;
-  std::vector<pollfd> pfds;
-  pfds.push_back({wakeFd_.get(), POLLIN, 0});
+// The wake-up eventfd, then every socket with queued work in the direction it waits for.
+void TcpTransport::addPollFds(std::vector<pollfd>* fds) {
+  fds->push_back({wakeFd_.get(), POLLIN, 0});
   for (Peer& p : peers_) {
     for (size_t s = 0; s < p.socks.size(); ++s) {
       short ev = 0;
       if (locate(p.out, p.out.cur[s]) != nullptr) ev |= POLLOUT;
       if (locate(p.in, p.in.cur[s]) != nullptr) ev |= POLLIN;
-      if (ev != 0) pfds.push_back({p.socks[s].get(), ev, 0});
+      if (ev != 0) fds->push_back({p.socks[s].get(), ev, 0});
     }
   }
+}
+
+void TcpTransport::drainWake() {
+  uint64_t v;
+  ssize_t k = read(wakeFd_.get(), &v, sizeof(v));
+  (void)k;
+}
+
+Status TcpTransport::wait(int64_t timeoutUs) {
+  if (!error_.ok()) return error_;
+  pollFds_.clear();
+  addPollFds(&pollFds_);
   timespec ts;
   if (timeoutUs < 0) timeoutUs = 0;
   ts.tv_sec = timeoutUs / 1000000;
   ts.tv_nsec = (timeoutUs % 1000000) * 1000;
-  int rc = ppoll(pfds.data(), pfds.size(), &ts, nullptr);
+  int rc = ppoll(pollFds_.data(), pollFds_.size(), &ts, nullptr);
   if (rc < 0 && errno != EINTR) return errnoStatus("tcp transport: poll", errno);
-  if (rc > 0 && (pfds[0].revents & POLLIN) != 0) {
-    uint64_t v;
-    ssize_t k = read(wakeFd_.get(), &v, sizeof(v));
-    (void)k;
-  }
+  if (rc > 0 && (pollFds_[0].revents & POLLIN) != 0) drainWake();
   return Status();
 }
+
+bool TcpTransport::armPoll(std::vector<pollfd>* fds) {
+  if (!error_.ok()) return false;  // progress() reports it
+  addPollFds(fds);
+  return true;
+}
+
+void TcpTransport::disarmPoll() { drainWake(); }
 
 Status TcpTransport::checkPeers() {
   if (!error_.ok()) return error_;

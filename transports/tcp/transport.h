@@ -54,6 +54,8 @@ class TcpTransport final : public Transport {
   Status wait(int64_t timeoutUs) override;
   Status checkPeers() override;
   void wake() override;
+  bool armPoll(std::vector<pollfd>* fds) override;
+  void disarmPoll() override;
 
   Status initWakeFd();
 
@@ -107,6 +109,9 @@ class TcpTransport final : public Transport {
   PeerIdentity self_;
   std::deque<Peer> peers_;  // deque: Peer is not cheaply movable
   std::vector<int> index_;  // rank -> peers_ index, -1 if not served
+  void addPollFds(std::vector<pollfd>* fds);
+  void drainWake();
+  std::vector<pollfd> pollFds_;  // wait()'s, kept to avoid allocating
   net::Fd wakeFd_;
   Status error_;
 };
