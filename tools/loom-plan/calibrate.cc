@@ -1,8 +1,7 @@
-// Interleaved all-reduce measurement through loom's C API, and the calibration built on it.
+// loom-plan --calibrate: fits the cost model to measured all-reduces (measure.cc) and stores the
+// tuning table.
 #include "calibrate.h"
 
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,274 +9,19 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
+#include <tuple>
 
 #include "core/params.h"
 #include "kernels/reduce.h"
-#include "loom/loom.h"
 #include "plan/planner.h"
 
 namespace loomplan {
-namespace {
 
 using Clock = std::chrono::steady_clock;
 using loom::Status;
-
-// LOOM_SHM_DIRECT_BYTES where the library has it (0 otherwise).
-uint64_t directBytes() {
-  for (const loom::params::ParamInfo& p : loom::params::all())
-    if (std::string(p.env) == "LOOM_SHM_DIRECT_BYTES")
-      return std::strtoull(p.value.c_str(), nullptr, 0);
-  return 0;
-}
-
-// Calls per timed batch: enough that a batch of small calls lasts a few milliseconds.
-int batchCalls(uint64_t bytes) {
-  return static_cast<int>(std::clamp<uint64_t>((1u << 21) / std::max<uint64_t>(bytes, 1), 1, 100));
-}
-
-// Sets the environment for the next communicator made in this process: LOOM_ALGO forcing `algo`;
-// nothing forced for "planner" and "model" (the library as it is; "model" reads the parameters
-// without their tuning table).
-void forceAlgo(const std::string& algo, const MeasureSpec& m) {
-  if (algo == "planner" || algo == "model")
-    unsetenv("LOOM_ALGO");
-  else
-    setenv("LOOM_ALGO", ("allreduce:" + algo).c_str(), 1);
-  unsetenv("LOOM_TUNE");
-  const std::string& file = algo == "model" ? m.modelFile : m.paramsFile;
-  if (!file.empty()) setenv("LOOM_PLAN_PARAMS", ("@" + file).c_str(), 1);
-  loom::params::resetCacheForTesting();
-}
-
-loom::sched::CollArgs allReduceArgs(uint64_t bytes) {
-  loom::sched::CollArgs a;
-  a.coll = loom::sched::CollType::kAllReduce;
-  a.dtype = loom::DataType::kFloat32;
-  a.count = std::max<uint64_t>(1, bytes / 4);
-  return a;
-}
-
-// Whether candidate `a` is timed at size `s` (the direct path only up to its slot size).
-bool timed(const MeasureSpec& m, size_t a, size_t s) {
-  return m.algos[a] != "direct" || m.sizes[s] <= m.directBytes;
-}
-
-// Memory shared by the forked ranks: the unique ids (made by rank 0: loomGetUniqueId starts the
-// bootstrap root in the calling process, which must not be forked afterwards) and the results,
-// [algo][size][round][rank].
-struct Shared {
-  volatile int* idsReady;
-  loomUniqueId* ids;
-  double* us;
-  size_t index(const MeasureSpec& m, size_t a, size_t s, int r, int rank) const {
-    return ((a * m.sizes.size() + s) * m.rounds + r) * m.ranks + rank;
-  }
-};
-
-// One rank: a communicator per candidate, then rounds x sizes x candidates. Exit status 0 = ok.
-int rankMain(const MeasureSpec& m, int rank, Shared sh) {
-  if (rank == 0) {
-    for (size_t a = 0; a < m.algos.size(); ++a)
-      if (loomGetUniqueId(&sh.ids[a]) != loomSuccess) return 2;
-    __atomic_store_n(sh.idsReady, 1, __ATOMIC_RELEASE);
-  }
-  while (!__atomic_load_n(sh.idsReady, __ATOMIC_ACQUIRE)) usleep(1000);
-  loomConfig_t cfg = LOOM_CONFIG_INITIALIZER;
-  cfg.transport = m.transport.c_str();
-  cfg.timeoutMs = 120000;
-  const size_t na = m.algos.size();
-  std::vector<loomComm_t> comms(na);
-  for (size_t a = 0; a < na; ++a) {
-    forceAlgo(m.algos[a], m);
-    if (loomCommInitRankConfig(&comms[a], m.ranks, sh.ids[a], rank, &cfg) != loomSuccess) {
-      std::cerr << "rank " << rank << ": init failed: " << loomGetLastError(nullptr) << "\n";
-      return 2;
-    }
-  }
-  const uint64_t most = *std::max_element(m.sizes.begin(), m.sizes.end());
-  std::vector<float> in(most / 4 + 1, static_cast<float>(rank + 1)), out(in.size());
-  const float want = m.ranks * (m.ranks + 1) / 2.0f;
-  for (size_t s = 0; s < m.sizes.size(); ++s) {
-    const size_t count = std::max<uint64_t>(1, m.sizes[s] / 4);
-    const int k = batchCalls(m.sizes[s]);
-    for (int r = 0; r < m.rounds; ++r) {
-      for (size_t j = 0; j < na; ++j) {
-        // Rotate the order every round, and reverse it every other round.
-        size_t a = (j + r) % na;
-        if (r % 2) a = na - 1 - a;
-        if (!timed(m, a, s)) continue;
-        loomComm_t c = comms[a];
-        // A warm-up call (and the check) before every batch of small calls; large ones need
-        // it only the first time (their batch is one call, a warm-up would double the time).
-        const bool warm = r == 0 || m.sizes[s] < (1u << 20);
-        if (warm && loomAllReduce(in.data(), out.data(), count, loomFloat32, loomSum, c, nullptr) !=
-                        loomSuccess)
-          return 3;
-        if (r == 0 && (out[0] != want || out[count - 1] != want)) {
-          std::cerr << "rank " << rank << ": wrong result with " << m.algos[a] << " at "
-                    << m.sizes[s] << " B\n";
-          return 4;
-        }
-        if (loomBarrier(c, nullptr) != loomSuccess) return 3;
-        auto t0 = Clock::now();
-        for (int i = 0; i < k; ++i)
-          if (loomAllReduce(in.data(), out.data(), count, loomFloat32, loomSum, c, nullptr) !=
-              loomSuccess)
-            return 3;
-        sh.us[sh.index(m, a, s, r, rank)] =
-            std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / k;
-      }
-    }
-  }
-  for (loomComm_t c : comms) loomCommDestroy(c);
-  return 0;
-}
-
-}  // namespace
-
-double Measured::medianUs(size_t a, size_t s) const {
-  std::vector<double> v = us[a][s];
-  std::sort(v.begin(), v.end());
-  return v.empty()      ? 0
-         : v.size() % 2 ? v[v.size() / 2]
-                        : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-double Measured::minUs(size_t a, size_t s) const {
-  return us[a][s].empty() ? 0 : *std::min_element(us[a][s].begin(), us[a][s].end());
-}
-
-Status measureAllReduce(const MeasureSpec& m, Measured* out) {
-  if (m.ranks < 1) return loom::invalidArgument("measure: ranks must be >= 1");
-  if (m.transport != "shm" && m.transport != "tcp")
-    return loom::invalidArgument("measure: transport must be shm or tcp, not '", m.transport, "'");
-  if (m.sizes.empty() || m.algos.empty() || m.rounds < 1)
-    return loom::invalidArgument("measure: needs sizes, algorithms and rounds >= 1");
-  for (const std::string& a : m.algos)
-    if (a != "planner" && a != "model" && a != "direct" &&
-        !loom::algo::findAlgo(loom::sched::CollType::kAllReduce, a))
-      return loom::invalidArgument("measure: '", a, "' is not an all-reduce algorithm");
-  const size_t cells = m.algos.size() * m.sizes.size() * m.rounds * m.ranks;
-  const size_t head = 64 + (m.algos.size() * sizeof(loomUniqueId) + 7) / 8 * 8;
-  const size_t bytes = head + cells * sizeof(double);
-  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return loom::errnoStatus("mmap", errno);
-  char* base = static_cast<char*>(mem);
-  Shared sh{reinterpret_cast<int*>(base), reinterpret_cast<loomUniqueId*>(base + 64),
-            reinterpret_cast<double*>(base + head)};
-  std::vector<pid_t> pids(m.ranks);
-  for (int r = 0; r < m.ranks; ++r) {
-    pids[r] = fork();
-    if (pids[r] == 0) _exit(rankMain(m, r, sh));
-  }
-  int bad = 0;
-  for (pid_t p : pids) {
-    int st = 0;
-    waitpid(p, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) bad = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  out->us.assign(m.algos.size(), std::vector<std::vector<double>>(m.sizes.size()));
-  for (size_t a = 0; a < m.algos.size(); ++a)
-    for (size_t s = 0; s < m.sizes.size(); ++s)
-      for (int r = 0; r < m.rounds && timed(m, a, s); ++r) {
-        double sum = 0;
-        for (int k = 0; k < m.ranks; ++k) sum += sh.us[sh.index(m, a, s, r, k)];
-        out->us[a][s].push_back(sum / m.ranks);
-      }
-  munmap(mem, bytes);
-  if (bad)
-    return loom::systemError("measure: a rank over ", m.transport, " failed (exit status ", bad,
-                             ")");
-  // The planner's choice, from a planner set up as the communicator's (api/comm.cc: a forced
-  // transport puts every rank on one host for shm, on its own host for tcp).
-  out->choice.clear();
-  out->source.clear();
-  out->modelChoice.clear();
-  for (const char* who : {"planner", "model"}) {
-    forceAlgo(who, m);
-    loom::plan::PlannerContext ctx;
-    ctx.nranks = m.ranks;
-    for (int r = 0; r < m.ranks; ++r) ctx.hostOf.push_back(m.transport == "tcp" ? r : 0);
-    ctx.directBytes = m.transport == "shm" ? directBytes() : 0;
-    loom::plan::Planner planner(ctx);
-    LOOM_CHECK(planner.status());
-    for (uint64_t b : m.sizes) {
-      const loom::plan::Decision& d = planner.choose(allReduceArgs(b));
-      (std::string(who) == "model" ? out->modelChoice : out->choice).push_back(d.describe());
-      if (std::string(who) == "planner") out->source.push_back(d.source);
-    }
-  }
-  return Status();
-}
-
-int measureMain(const std::string& transport, int ranks, const std::string& minSize,
-                const std::string& maxSize, int rounds, const std::string& paramsFile,
-                bool forcedOnly) {
-  MeasureSpec m;
-  m.transport = transport;
-  m.ranks = ranks > 0 ? ranks : 2;
-  m.rounds = rounds;
-  m.paramsFile = paramsFile;
-  uint64_t lo = 0, hi = 0;
-  if (!loom::plan::parseSize(minSize, &lo).ok() || !loom::plan::parseSize(maxSize, &hi).ok() ||
-      lo == 0 || hi < lo) {
-    std::cerr << "loom-plan: bad --min/--max for --measure\n";
-    return 1;
-  }
-  for (uint64_t b = lo; b < hi; b *= 4) m.sizes.push_back(b);
-  m.sizes.push_back(hi);
-  for (const loom::algo::AlgoInfo* a : loom::algo::algosFor(loom::sched::CollType::kAllReduce))
-    m.algos.push_back(a->name);
-  // A one-host communicator has the direct path for small all-reduces (api/shm_direct.h).
-  m.directBytes = transport == "shm" ? directBytes() : 0;
-  if (m.directBytes > 0) m.algos.push_back("direct");
-  if (!forcedOnly) m.algos.push_back("planner");
-  // "model": the same parameters without the tuning table, in a file of its own.
-  loom::plan::CostParams params;
-  if (!forcedOnly && !paramsFile.empty()) {
-    std::ifstream in(paramsFile);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (Status s = loom::plan::CostParams::parse(ss.str(), &params); !in || !s.ok()) {
-      std::cerr << "loom-plan: cannot read parameters from " << paramsFile << "\n";
-      return 1;
-    }
-    if (!params.tuned.empty()) {
-      params.tuned.clear();
-      m.modelFile = "/tmp/loom-plan-model-" + std::to_string(getpid()) + ".txt";
-      std::ofstream(m.modelFile) << params.toString() << "\n";
-      m.algos.push_back("model");
-    }
-  }
-  Measured res;
-  Status st = measureAllReduce(m, &res);
-  if (!m.modelFile.empty()) std::remove(m.modelFile.c_str());
-  if (!st.ok()) {
-    std::cerr << "loom-plan: " << st.toString() << "\n";
-    return 1;
-  }
-  for (size_t s = 0; s < m.sizes.size(); ++s) {
-    std::cout << "{\"transport\":\"" << transport << "\",\"ranks\":" << m.ranks
-              << ",\"size\":" << m.sizes[s] << ",\"choice\":\"" << res.choice[s]
-              << "\",\"source\":\"" << res.source[s] << "\",\"model_choice\":\""
-              << res.modelChoice[s] << "\"";
-    for (size_t a = 0; a < m.algos.size(); ++a) {
-      if (res.us[a][s].empty()) continue;
-      std::cout << ",\"" << m.algos[a] << "\":{\"median_us\":" << res.medianUs(a, s)
-                << ",\"min_us\":" << res.minUs(a, s) << ",\"rounds_us\":[";
-      for (size_t r = 0; r < res.us[a][s].size(); ++r)
-        std::cout << (r ? "," : "") << res.us[a][s][r];
-      std::cout << "]}";
-    }
-    std::cout << "}" << std::endl;
-  }
-  return 0;
-}
 
 namespace {
 
@@ -377,12 +121,18 @@ AlgoFit fitPoints(const std::vector<const Point*>& pts, double minRoundUs) {
   }
   AlgoFit best;
   double bestErr = -1;
-  for (int mask = 0; mask < 8; ++mask) {
-    std::vector<int> cols = {3};
+  // invEff fitted, or held at 1 (when no subset with it fitted is feasible, noisy points).
+  for (int mask = 0; mask < 16; ++mask) {
+    const bool fixedEff = mask & 8;
+    std::vector<int> cols;
+    if (!fixedEff) cols.push_back(3);
     for (int c = 0; c < 3; ++c)
       if (mask & (1 << c)) cols.push_back(c);
-    std::vector<double> x;
-    if (!leastSquares(rows, y, w, cols, &x)) continue;
+    std::vector<double> yy = y, x(4, 0.0);
+    if (fixedEff)
+      for (size_t k = 0; k < rows.size(); ++k) yy[k] -= rows[k][3];
+    if (!cols.empty() && !leastSquares(rows, yy, w, cols, &x)) continue;
+    if (fixedEff) x[3] = 1;
     if (x[0] < 0 || x[1] < 0 || x[2] < 0 || x[3] <= 0) continue;
     AlgoFit f;
     f.baseUs = x[0];
@@ -398,22 +148,22 @@ AlgoFit fitPoints(const std::vector<const Point*>& pts, double minRoundUs) {
 
 // The per-message terms of one transport from two ranks' recursive doubling (one exchange of
 // the whole vector and one reduction of it per call): t(n) = alpha + [n > eager] bigAlpha +
-// n / rate(n) + n / reduce, rate(n) = cacheRate for n <= cacheBytes, else rate. The thresholds
-// come from a grid (with "none" in it: twoLevel false keeps only that point, the one-level model);
-// the rest from weighted least squares.
+// n / rate(n) + n / reduce, rate(n) = cacheRate for n <= cacheBytes, else rate, by weighted least
+// squares for each pair of thresholds of a grid ("none" in it; twoLevel false keeps only that
+// point, the one-level model). Every feasible grid point is a candidate; fitModel keeps the one
+// whose per-algorithm fits predict all of the transport's points best.
 struct LinkFit {
   double alphaUs = 0, bigAlphaUs = 0, eagerBytes = 1024, cacheBytes = 262144, cacheGBps = 0;
   double gbps = 1;
 };
-LinkFit fitLink(const std::vector<std::pair<uint64_t, double>>& rd, double reduceGBps,
-                bool twoLevel) {
+std::vector<LinkFit> linkCandidates(const std::vector<std::pair<uint64_t, double>>& rd,
+                                    double reduceGBps, bool twoLevel) {
   constexpr double kNone = 1e300;
   const std::vector<double> eagers =
       twoLevel ? std::vector<double>{256, 1024, 4096, 16384, kNone} : std::vector<double>{kNone};
   const std::vector<double> caches =
       twoLevel ? std::vector<double>{0, 32768, 131072, 524288, 2097152} : std::vector<double>{0};
-  LinkFit best;
-  double bestErr = -1;
+  std::vector<LinkFit> out;
   for (double e : eagers)
     for (double c : caches) {
       std::vector<std::vector<double>> rows;
@@ -430,34 +180,99 @@ LinkFit fitLink(const std::vector<std::pair<uint64_t, double>>& rd, double reduc
       std::vector<double> x;
       if (!leastSquares(rows, y, w, cols, &x)) continue;
       if (x[0] <= 0 || x[1] < 0 || x[3] <= 0 || (c > 0 && x[2] <= 0)) continue;
-      double err = 0;
-      for (size_t k = 0; k < rows.size(); ++k) {
-        double pred =
-            y[k] - (rows[k][0] * x[0] + rows[k][1] * x[1] + rows[k][2] * x[2] + rows[k][3] * x[3]);
-        err += std::pow(pred * w[k], 2);
-      }
-      if (bestErr >= 0 && err >= bestErr) continue;
-      bestErr = err;
-      best.alphaUs = x[0];
-      best.bigAlphaUs = e < kNone ? x[1] : 0;
-      best.eagerBytes = e < kNone ? e : 1024;
-      best.cacheBytes = c > 0 ? c : 262144;
-      best.cacheGBps = c > 0 ? std::min(100.0, 1e-3 / x[2]) : 0;
-      best.gbps = std::min(100.0, 1e-3 / x[3]);
+      LinkFit f;
+      f.alphaUs = x[0];
+      f.bigAlphaUs = e < kNone ? x[1] : 0;
+      f.eagerBytes = e < kNone ? e : 1024;
+      f.cacheBytes = c > 0 ? c : 262144;
+      f.cacheGBps = c > 0 ? std::min(100.0, 1e-3 / x[2]) : 0;
+      f.gbps = std::min(100.0, 1e-3 / x[3]);
+      out.push_back(f);
     }
-  return best;
+  return out;
 }
 
-// Link terms of both transports and the fits of every (algorithm, transport) on `pts`.
+void applyLink(const LinkFit& f, bool shm, CostParams* out) {
+  if (shm) {
+    out->shmAlphaUs = f.alphaUs, out->shmGBps = f.gbps, out->shmBigAlphaUs = f.bigAlphaUs;
+    out->shmEagerBytes = f.eagerBytes, out->shmCacheBytes = f.cacheBytes;
+    out->shmCacheGBps = f.cacheGBps;
+    out->hostMemGBps = out->shmGBps * std::max(1.0, out->cores);
+  } else {
+    out->tcpAlphaUs = f.alphaUs, out->tcpGBps = f.gbps, out->tcpBigAlphaUs = f.bigAlphaUs;
+    out->tcpEagerBytes = f.eagerBytes, out->tcpCacheBytes = f.cacheBytes;
+    out->tcpCacheGBps = f.cacheGBps;
+  }
+}
+
+// How the model's choices fare on measured points: per (ranks, size) of the points the candidate
+// with the lowest prediction against the fastest measured; `regret` sums log(measured choice /
+// measured best), `met` counts the (ranks, size) where that ratio is <= 1.10, of `groups`.
+struct Regret {
+  double regret = 0;
+  int met = 0, groups = 0;
+};
+Regret regretOf(const std::vector<const Point*>& pts, const std::vector<double>& pred) {
+  std::map<std::pair<int, uint64_t>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < pts.size(); ++i) groups[{pts[i]->ranks, pts[i]->bytes}].push_back(i);
+  Regret r;
+  for (const auto& [key, idx] : groups) {
+    size_t choice = idx[0], best = idx[0];
+    for (size_t i : idx) {
+      if (pred[i] < pred[choice]) choice = i;
+      if (pts[i]->us < pts[best]->us) best = i;
+    }
+    const double ratio = pts[choice]->us / pts[best]->us;
+    r.regret += std::log(ratio);
+    r.met += ratio <= 1.10;
+    ++r.groups;
+  }
+  return r;
+}
+
+// Fits every algorithm over `tr` twice (the second time the forced planners pick their variants,
+// chunk and order, with the first fit in place, as the library will); `err`: the sum of squared
+// relative errors of the result over the transport's points, `regret`: its choices on them.
+Status fitAlgos(std::vector<Point>& pts, const std::string& tr, CostParams* out, double* err,
+                Regret* regret) {
+  for (int pass = 0; pass < 2; ++pass) {
+    std::map<std::string, std::vector<const Point*>> by;
+    for (Point& p : pts)
+      if (p.transport == tr) {
+        LOOM_CHECK(termsOf(*out, &p));
+        by[p.algo + "." + tr].push_back(&p);
+      }
+    const double alphaUs = tr == "shm" ? out->shmAlphaUs : out->tcpAlphaUs;
+    for (const auto& [which, sel] : by)
+      out->fits[which] = fitPoints(sel, sel[0]->algo == "direct" ? 0.0 : -0.9 * alphaUs);
+  }
+  *err = 0;
+  std::vector<const Point*> sel;
+  std::vector<double> pred;
+  for (Point& p : pts)
+    if (p.transport == tr) {
+      LOOM_CHECK(termsOf(*out, &p));
+      pred.push_back(predictUs(out->fits[p.algo + "." + tr], p.terms));
+      sel.push_back(&p);
+      *err += std::pow(pred.back() / p.us - 1, 2);
+    }
+  *regret = regretOf(sel, pred);
+  return Status();
+}
+
+// Link terms and algorithm fits of both transports on `pts`.
+constexpr double kErrSlack = 1.5;
 Status fitModel(std::vector<Point>& pts, bool twoLevel, CostParams* out) {
   const bool cma = loom::params::shmCma() != "off";
-  for (const char* tr : {"shm", "tcp"}) {
+  out->fits.clear();
+  out->shmCmaGBps = 0;
+  for (const std::string tr : {"shm", "tcp"}) {
     std::vector<std::pair<uint64_t, double>> rd;
     double cmaUs = 0;
     uint64_t cmaN = 0;
     for (const Point& p : pts) {
       if (p.algo != "rd" || p.ranks != 2 || p.transport != tr) continue;
-      if (std::string(tr) == "shm" && cma && p.bytes >= out->shmCmaBytes) {
+      if (tr == "shm" && cma && p.bytes >= out->shmCmaBytes) {
         if (p.bytes > cmaN) cmaN = p.bytes, cmaUs = p.us;
         continue;
       }
@@ -465,37 +280,34 @@ Status fitModel(std::vector<Point>& pts, bool twoLevel, CostParams* out) {
     }
     if (rd.size() < 3)
       return loom::invalidArgument("calibrate: needs two-rank rd over ", tr, " at 3 sizes or more");
-    const LinkFit f = fitLink(rd, out->reduceGBps, twoLevel);
-    if (std::string(tr) == "shm") {
-      out->shmAlphaUs = f.alphaUs, out->shmGBps = f.gbps, out->shmBigAlphaUs = f.bigAlphaUs;
-      out->shmEagerBytes = f.eagerBytes, out->shmCacheBytes = f.cacheBytes;
-      out->shmCacheGBps = f.cacheGBps;
-      out->shmCmaGBps = 0;
-      if (cmaN > 0) {
+    // Among the link fits whose algorithm fits predict the times about as well as the best
+    // (squared relative error within kErrSlack x), the one whose choices are within 10% of the
+    // fastest most often, then lose least.
+    std::vector<std::tuple<double, Regret, CostParams>> tried;
+    for (const LinkFit& f : linkCandidates(rd, out->reduceGBps, twoLevel)) {
+      CostParams c = *out;
+      applyLink(f, tr == "shm", &c);
+      if (cmaN > 0 && tr == "shm") {
         const double t =
-            cmaUs * 1e-6 - f.alphaUs * 1e-6 - f.bigAlphaUs * 1e-6 - cmaN / (out->reduceGBps * 1e9);
-        out->shmCmaGBps = std::min(100.0, cmaN / std::max(1e-9, t) / 1e9);
+            cmaUs * 1e-6 - f.alphaUs * 1e-6 - f.bigAlphaUs * 1e-6 - cmaN / (c.reduceGBps * 1e9);
+        c.shmCmaGBps = std::min(100.0, cmaN / std::max(1e-9, t) / 1e9);
       }
-    } else {
-      out->tcpAlphaUs = f.alphaUs, out->tcpGBps = f.gbps, out->tcpBigAlphaUs = f.bigAlphaUs;
-      out->tcpEagerBytes = f.eagerBytes, out->tcpCacheBytes = f.cacheBytes;
-      out->tcpCacheGBps = f.cacheGBps;
+      double err = 0;
+      Regret regret;
+      LOOM_CHECK(fitAlgos(pts, tr, &c, &err, &regret));
+      tried.emplace_back(err, regret, c);
     }
-  }
-  out->hostMemGBps = out->shmGBps * std::max(1.0, out->cores);
-  // Fit every (algorithm, transport) twice: the second time the forced planners pick their
-  // variants (chunk, order) with the first fit in place, as the library will.
-  out->fits.clear();
-  for (int pass = 0; pass < 2; ++pass) {
-    for (Point& p : pts) LOOM_CHECK(termsOf(*out, &p));
-    std::map<std::string, std::vector<const Point*>> by;
-    for (const Point& p : pts) by[p.algo + "." + p.transport].push_back(&p);
-    std::map<std::string, AlgoFit> fits;
-    for (const auto& [which, sel] : by) {
-      const double alphaUs = sel[0]->transport == "shm" ? out->shmAlphaUs : out->tcpAlphaUs;
-      fits[which] = fitPoints(sel, sel[0]->algo == "direct" ? 0.0 : -0.9 * alphaUs);
-    }
-    out->fits = fits;
+    if (tried.empty()) return loom::internalError("calibrate: no feasible link fit over ", tr);
+    double least = std::get<0>(tried[0]);
+    for (const auto& t : tried) least = std::min(least, std::get<0>(t));
+    const std::tuple<double, Regret, CostParams>* pick = nullptr;
+    for (const auto& t : tried)
+      if (std::get<0>(t) <= kErrSlack * least &&
+          (!pick || std::get<1>(t).met > std::get<1>(*pick).met ||
+           (std::get<1>(t).met == std::get<1>(*pick).met &&
+            std::get<1>(t).regret < std::get<1>(*pick).regret)))
+        pick = &t;
+    *out = std::get<2>(*pick);
   }
   return Status();
 }
@@ -559,6 +371,7 @@ Status readPoints(const std::vector<std::string>& files, const std::vector<std::
     std::ifstream in(file);
     if (!in) return loom::invalidArgument("calibrate: cannot read --from-json file ", file);
     for (std::string line; std::getline(in, line);) {
+      line.erase(std::remove(line.begin(), line.end(), ' '), line.end());  // json.dumps spacing
       if (line.empty() || line[0] != '{') continue;
       const std::string tr = line.find("\"transport\":\"tcp\"") != line.npos ? "tcp" : "shm";
       const int ranks = static_cast<int>(jsonNumber(line, "ranks"));
@@ -598,6 +411,23 @@ void printQuality(const char* name, const std::vector<Point>& pts,
           "# %-9s %-3s %-13s %3d points: within 10%% %3d, within 25%% %3d, median |error| %.1f%%\n",
           name, tr, mid ? "8 KiB-512 KiB" : "all sizes", n, in10, in25, 100 * err[err.size() / 2]);
     }
+}
+
+// The model's own choices on the calibration points (in-sample): per transport, how often the
+// algorithm with the lowest prediction measured within 10% of the fastest.
+void printChoices(const char* name, const std::vector<Point>& pts,
+                  const std::vector<double>& pred) {
+  for (const std::string tr : {"shm", "tcp"}) {
+    std::vector<const Point*> sel;
+    std::vector<double> p;
+    for (size_t i = 0; i < pts.size(); ++i)
+      if (pts[i].transport == tr) sel.push_back(&pts[i]), p.push_back(pred[i]);
+    const Regret r = regretOf(sel, p);
+    std::fprintf(stderr,
+                 "# %-9s %-3s the model's own choice measured within 10%% of the fastest at %d of "
+                 "%d (ranks, size) points\n",
+                 name, tr.c_str(), r.met, r.groups);
+  }
 }
 
 std::vector<double> predictions(const CostParams& params, std::vector<Point>& pts) {
@@ -677,6 +507,8 @@ loom::Status calibrate(const std::vector<std::string>& fromJson, CostParams* out
     }
     printQuality("one-level", pts, predOne);
     printQuality("two-level", pts, pred);
+    printChoices("one-level", pts, predOne);
+    printChoices("two-level", pts, pred);
   }
   return Status();
 }

@@ -21,6 +21,7 @@
 
 #include "core/status.h"
 #include "plan/cost_model.h"
+#include "sched/schedule.h"
 
 namespace loomplan {
 
@@ -50,6 +51,11 @@ struct Measured {
 };
 
 loom::Status measureAllReduce(const MeasureSpec& spec, Measured* out);
+
+// LOOM_SHM_DIRECT_BYTES as the library reads it (0: no direct path).
+uint64_t directBytes();
+// A float32 sum all-reduce of `bytes` (at least one element).
+loom::sched::CollArgs allReduceArgs(uint64_t bytes);
 
 // loom-plan --measure: every registered all-reduce algorithm forced, over shm the one-host direct
 // path forced, and (unless forcedOnly) the planner's choice and the model's own choice, sizes
