@@ -301,8 +301,9 @@ const Decision& Planner::choose(const sched::CollArgs& args, bool allowDirect) {
   std::string source = "cost";
   std::string order;  // "rank" / "topo" from LOOM_ALGO=allreduce:ring/topo
   std::string only = over_.lookup(args.coll, bytes, &source, &order);
-  if (only.empty()) {  // the tuning table, where it holds
+  if (only.empty()) {  // the tuning table, where it holds (a name it does not know: the model)
     only = tunedAlgo(args);
+    if (only != "direct" && !algo::findAlgo(args.coll, only)) only.clear();
     source = only.empty() ? "cost" : "tuned";
   }
   if (only == "direct") {

@@ -180,6 +180,13 @@ TEST(TuningTable, HoldsOnlyForTheCalibratedShape) {
   direct.directBytes = 32768;
   EXPECT_TRUE(Planner(direct).choose(allreduce(8)).direct);
   EXPECT_EQ(Planner(direct).choose(allreduce(8)).source, "tuned");
+  // A table naming an algorithm this build does not have (an old file): the model decides.
+  PlannerContext stale = ctx;
+  stale.params.tuned["shm.4"] = {{1024, "nosuchalgo"}};
+  Planner stalePlanner(stale);
+  const Decision& d = stalePlanner.choose(allreduce(8));
+  EXPECT_NE(d.algo, nullptr);
+  EXPECT_EQ(d.source, "cost");
 }
 
 }  // namespace
