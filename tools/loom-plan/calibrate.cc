@@ -146,6 +146,54 @@ AlgoFit fitPoints(const std::vector<const Point*>& pts, double minRoundUs) {
   return best;
 }
 
+// The same terms with the per-round costs (roundUs, wakeUs) shared by all algorithms of a
+// transport (the executor's and the transport's, not an algorithm's) and baseUs, bwEff per
+// algorithm: one weighted least squares over all points, constraints by an active set (a
+// negative base or wake term is dropped, a roundUs below minRoundUs held at it, a non-positive
+// 1/bwEff held at 1), until feasible.
+std::map<std::string, AlgoFit> fitShared(const std::vector<const Point*>& pts, double minRoundUs) {
+  std::vector<std::string> algos;
+  for (const Point* p : pts)
+    if (std::find(algos.begin(), algos.end(), p->algo) == algos.end()) algos.push_back(p->algo);
+  const size_t A = algos.size(), n = 2 + 2 * A;  // round, wake, then (base, invEff) per algo
+  std::vector<bool> on(n, true), effFixed(A, false);
+  std::vector<double> x(n, 0.0);
+  for (int iter = 0; iter < int(n) + 2; ++iter) {
+    std::vector<std::vector<double>> rows;
+    std::vector<double> y, w;
+    for (const Point* p : pts) {
+      const size_t k = std::find(algos.begin(), algos.end(), p->algo) - algos.begin();
+      std::vector<double> row(n, 0.0);
+      row[0] = p->terms.rounds, row[1] = p->terms.wakes;
+      row[2 + 2 * k] = 1, row[3 + 2 * k] = p->terms.transfer * 1e6;
+      double yy = p->us - p->terms.fixed * 1e6 - minRoundUs * p->terms.rounds;
+      if (effFixed[k]) yy -= row[3 + 2 * k], row[3 + 2 * k] = 0;
+      rows.push_back(row), y.push_back(yy), w.push_back(1.0 / p->us);
+    }
+    std::vector<int> cols;
+    for (size_t c = 0; c < n; ++c)
+      if (on[c] && !(c >= 2 && c % 2 == 1 && effFixed[(c - 3) / 2])) cols.push_back(int(c));
+    if (!leastSquares(rows, y, w, cols, &x)) break;
+    bool changed = false;
+    for (size_t c = 0; c < n; ++c) {
+      if (!on[c] || (c >= 2 && c % 2 == 1 && effFixed[(c - 3) / 2])) continue;
+      if (c >= 2 && c % 2 == 1 && x[c] <= 0) effFixed[(c - 3) / 2] = true, changed = true;
+      if ((c < 2 || c % 2 == 0) && x[c] < 0) on[c] = false, x[c] = 0, changed = true;
+    }
+    if (!changed) break;
+  }
+  std::map<std::string, AlgoFit> out;
+  for (size_t k = 0; k < A; ++k) {
+    AlgoFit f;
+    f.roundUs = (on[0] ? std::max(0.0, x[0]) : 0) + minRoundUs;
+    f.wakeUs = on[1] ? std::max(0.0, x[1]) : 0;
+    f.baseUs = on[2 + 2 * k] ? std::max(0.0, x[2 + 2 * k]) : 0;
+    f.bwEff = effFixed[k] || x[3 + 2 * k] <= 0 ? 1 : std::clamp(1.0 / x[3 + 2 * k], 0.05, 20.0);
+    out[algos[k]] = f;
+  }
+  return out;
+}
+
 // The per-message terms of one transport from two ranks' recursive doubling (one exchange of
 // the whole vector and one reduction of it per call): t(n) = alpha + [n > eager] bigAlpha +
 // n / rate(n) + n / reduce, rate(n) = cacheRate for n <= cacheBytes, else rate, by weighted least
@@ -233,8 +281,8 @@ Regret regretOf(const std::vector<const Point*>& pts, const std::vector<double>&
 // Fits every algorithm over `tr` twice (the second time the forced planners pick their variants,
 // chunk and order, with the first fit in place, as the library will); `err`: the sum of squared
 // relative errors of the result over the transport's points, `regret`: its choices on them.
-Status fitAlgos(std::vector<Point>& pts, const std::string& tr, CostParams* out, double* err,
-                Regret* regret) {
+Status fitAlgos(std::vector<Point>& pts, const std::string& tr, bool sharedRounds, CostParams* out,
+                double* err, Regret* regret) {
   for (int pass = 0; pass < 2; ++pass) {
     std::map<std::string, std::vector<const Point*>> by;
     for (Point& p : pts)
@@ -243,8 +291,15 @@ Status fitAlgos(std::vector<Point>& pts, const std::string& tr, CostParams* out,
         by[p.algo + "." + tr].push_back(&p);
       }
     const double alphaUs = tr == "shm" ? out->shmAlphaUs : out->tcpAlphaUs;
-    for (const auto& [which, sel] : by)
-      out->fits[which] = fitPoints(sel, sel[0]->algo == "direct" ? 0.0 : -0.9 * alphaUs);
+    std::vector<const Point*> schedules;  // every algorithm but the direct path (own terms)
+    for (const auto& [which, sel] : by) {
+      if (sel[0]->algo == "direct" || !sharedRounds)
+        out->fits[which] = fitPoints(sel, sel[0]->algo == "direct" ? 0.0 : -0.9 * alphaUs);
+      else
+        schedules.insert(schedules.end(), sel.begin(), sel.end());
+    }
+    if (!schedules.empty())
+      for (auto& [algo, f] : fitShared(schedules, -0.9 * alphaUs)) out->fits[algo + "." + tr] = f;
   }
   *err = 0;
   std::vector<const Point*> sel;
@@ -292,10 +347,13 @@ Status fitModel(std::vector<Point>& pts, bool twoLevel, CostParams* out) {
             cmaUs * 1e-6 - f.alphaUs * 1e-6 - f.bigAlphaUs * 1e-6 - cmaN / (c.reduceGBps * 1e9);
         c.shmCmaGBps = std::min(100.0, cmaN / std::max(1e-9, t) / 1e9);
       }
-      double err = 0;
-      Regret regret;
-      LOOM_CHECK(fitAlgos(pts, tr, &c, &err, &regret));
-      tried.emplace_back(err, regret, c);
+      for (bool sharedRounds : {false, true}) {
+        CostParams cs = c;
+        double err = 0;
+        Regret regret;
+        LOOM_CHECK(fitAlgos(pts, tr, sharedRounds, &cs, &err, &regret));
+        tried.emplace_back(err, regret, cs);
+      }
     }
     if (tried.empty()) return loom::internalError("calibrate: no feasible link fit over ", tr);
     double least = std::get<0>(tried[0]);
