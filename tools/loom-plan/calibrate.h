@@ -65,9 +65,10 @@ int measureMain(const std::string& transport, int ranks, const std::string& minS
                 bool forcedOnly);
 
 // Calibrates from `fromJson` (files of --measure lines) or, when empty, from its own measurement
-// of 2, 4 and 8 ranks over shm and tcp. With `verbose`, progress and the fit's quality (measured
-// against predicted for every point) go to stderr.
+// of 2, 4 and 8 ranks over shm and tcp. The reduction rate is measured on this core unless
+// `reduceGBps` > 0 gives it. With `verbose`, progress and the fit's quality (measured against
+// predicted for every point) go to stderr.
 loom::Status calibrate(const std::vector<std::string>& fromJson, loom::plan::CostParams* out,
-                       bool verbose);
+                       bool verbose, double reduceGBps = 0);
 
 }  // namespace loomplan

@@ -1,0 +1,107 @@
+// loom-plan --calibrate recovers a known machine: --measure lines made from a cost model with
+// two-level shm latency, a cache-dependent shm rate and per-algorithm terms are fitted back (link
+// terms, fits, tuning table), and the fitted model predicts every point.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "plan/planner.h"
+#include "tools/loom-plan/calibrate.h"
+
+namespace loom::plan {
+namespace {
+
+CostParams truth() {
+  CostParams p;
+  p.cores = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));
+  p.reduceGBps = 10;
+  p.shmAlphaUs = 2, p.shmGBps = 2, p.hostMemGBps = 2 * p.cores;
+  p.shmEagerBytes = 1024, p.shmBigAlphaUs = 3, p.shmCacheBytes = 131072, p.shmCacheGBps = 6;
+  p.tcpAlphaUs = 15, p.tcpGBps = 1.5;
+  // rd carries no terms of its own (its two-rank runs give the link terms); the others do.
+  const std::map<std::string, AlgoFit> own = {{"ring", {1, 0.5, 2, 1.2}},
+                                              {"tree", {3, 0.2, 1, 0.9}},
+                                              {"rabenseifner", {0, 1.0, 3, 1.5}},
+                                              {"hier", {2, 0.4, 0.5, 1.1}},
+                                              {"hier_tree", {0.5, 0.6, 1.5, 1.0}}};
+  for (const char* tr : {"shm", "tcp"})
+    for (const auto& [algo, f] : own) p.fits[algo + "." + tr] = f;
+  p.fits["direct.shm"] = {0.5, 0.3, 0.2, 1};
+  return p;
+}
+
+PlannerContext shape(const CostParams& params, int ranks, const std::string& tr) {
+  PlannerContext c;
+  c.nranks = ranks;
+  for (int r = 0; r < ranks; ++r) c.hostOf.push_back(tr == "tcp" ? r : 0);
+  c.params = params;
+  c.readEnv = false;
+  c.directBytes = tr == "shm" ? 32768 : 0;
+  return c;
+}
+
+// The time of every algorithm forced (and the direct path) under `params`, as --measure prints it.
+std::map<std::string, double> timesOf(const CostParams& params, int ranks, const std::string& tr,
+                                      uint64_t bytes) {
+  std::map<std::string, double> us;
+  for (const algo::AlgoInfo* a : algo::algosFor(sched::CollType::kAllReduce)) {
+    PlannerContext c = shape(params, ranks, tr);
+    c.algo = std::string("allreduce:") + a->name;
+    Planner pl(c);
+    us[a->name] = pl.choose(loomplan::allReduceArgs(bytes)).predictedSec * 1e6;
+  }
+  if (tr == "shm" && bytes <= 32768)
+    us["direct"] = Planner(shape(params, ranks, tr)).model().priceDirect(bytes) * 1e6;
+  return us;
+}
+
+TEST(Calibrate, RecoversAKnownMachine) {
+  const CostParams t = truth();
+  const std::string file = "/tmp/plan_calibrate_test_" + std::to_string(getpid()) + ".jsonl";
+  std::map<std::string, std::map<std::string, double>> want;  // "shm.2.8" -> algo -> us
+  {
+    std::ofstream out(file);
+    for (const std::string tr : {"shm", "tcp"})
+      for (int ranks : {2, 4})
+        for (uint64_t b = 8; b <= (2u << 20); b *= 4) {
+          const auto us = timesOf(t, ranks, tr, b);
+          want[tr + "." + std::to_string(ranks) + "." + std::to_string(b)] = us;
+          out << "{\"transport\":\"" << tr << "\",\"ranks\":" << ranks << ",\"size\":" << b;
+          for (const auto& [a, v] : us) out << ",\"" << a << "\":{\"median_us\":" << v << "}";
+          out << "}\n";
+        }
+  }
+  CostParams got;
+  ASSERT_TRUE(loomplan::calibrate({file}, &got, false, t.reduceGBps).ok());
+  std::remove(file.c_str());
+  // The link terms of shm, two-level, as they were.
+  EXPECT_NEAR(got.shmAlphaUs, 2, 0.05);
+  EXPECT_NEAR(got.shmBigAlphaUs, 3, 0.1);
+  EXPECT_EQ(got.shmEagerBytes, 1024);
+  EXPECT_EQ(got.shmCacheBytes, 131072);
+  EXPECT_NEAR(got.shmCacheGBps, 6, 0.2);
+  EXPECT_NEAR(got.shmGBps, 2, 0.05);
+  // Every point predicted within 2%, and the tuning table names the fastest at every size.
+  for (const auto& [key, us] : want) {
+    const std::string tr = key.substr(0, 3);
+    const int ranks = std::stoi(key.substr(4, 1));
+    const uint64_t bytes = std::stoull(key.substr(6));
+    CostParams noTable = got;
+    noTable.tuned.clear();
+    const auto pred = timesOf(noTable, ranks, tr, bytes);
+    std::string fastest = us.begin()->first;
+    for (const auto& [a, v] : us) {
+      EXPECT_NEAR(pred.at(a) / v, 1, 0.02) << key << " " << a;
+      if (v < us.at(fastest)) fastest = a;
+    }
+    const Transport tt = tr == "shm" ? Transport::kShm : Transport::kTcp;
+    EXPECT_EQ(got.tunedAlgo(tt, ranks, bytes), fastest) << key;
+  }
+}
+
+}  // namespace
+}  // namespace loom::plan
