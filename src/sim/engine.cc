@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <memory>
 #include <queue>
+#include <tuple>
 #include <unordered_map>
 
 #include "sim/fold.h"
@@ -21,7 +23,11 @@ namespace {
 
 using sched::OpKind;
 
-constexpr uint32_t kEvFlowEnd = 0, kEvStepDone = 1;
+// kEvReduce: a RecvReduce's data is in; its reduction starts (compute shared, not fused).
+constexpr uint32_t kEvFlowEnd = 0, kEvStepDone = 1, kEvReduce = 2;
+// A core's capacity in core-nanoseconds per second; work costing 1 / G ns per byte (G in GB/s)
+// crosses a core with weight 1 / G.
+constexpr double kCoreNsPerSec = 1e9;
 
 struct Event {
   double t;
@@ -32,6 +38,7 @@ struct Event {
 struct PathRec {
   uint32_t off = 0, len = 0;
   double latency = 0;
+  bool reduces = false;  // a transfer whose receiver reduces on the way (its core hop says so)
 };
 
 class Engine {
@@ -59,6 +66,12 @@ class Engine {
                    int32_t sendDelta);
   Status pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId);
   Status stepDone(int unit, uint32_t step);
+  // Compute (SimOptions::computeShared).
+  Status setUpCompute();
+  void addCoreHops(int unit, double gbps, std::vector<PathHop>* hops) const;
+  uint32_t addPath(std::vector<PathHop>* hops, double latency, bool reduces);
+  uint32_t cpuPathFor(uint32_t netPath, int src, int dst, bool reduce);
+  void startCompute(int unit, uint32_t step, uint64_t bytes, double gbps);
   Status deadlock() const;
   void flowEnd(uint32_t f);
   void push(double t, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0) {
@@ -112,7 +125,8 @@ class Engine {
     uint32_t sendStep, recvStep;
     int32_t next;
   };
-  void finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency);
+  void finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency,
+              bool reduced);
   std::vector<FlowInfo> flowInfo_;  // indexed like MaxMin flow ids
   std::vector<Member> members_;     // bundle members (pool with a free list)
   int32_t freeMember_ = -1;
@@ -121,7 +135,129 @@ class Engine {
   std::vector<uint32_t> bundleFlow_;
   std::vector<uint64_t> bundleRound_;
   uint64_t round_ = 1;
+  // Compute: unit u's core(s) are solver link cpuBase_ + u, host h's shared cores hostBase_ + h;
+  // per unit the hosts it has members on, with the member count (hostCores > 0 only).
+  bool compute_ = false, cpuMoves_ = false, fused_ = false;
+  uint32_t cpuBase_ = 0, hostBase_ = 0;
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> unitHosts_;
+  std::vector<int64_t> computePath_;  // per unit x {reduce, copy}: path id (-1: not made yet)
+  std::map<std::tuple<uint32_t, int32_t, int32_t, bool>, uint32_t> cpuPathOf_;
+  std::vector<PathHop> tmpHops_;
 };
+
+// Folded, a class's core link stands for each member's own core (weight per member), and a host's
+// core link gets the weight of all the class's members on that host. That is exact when every host
+// a class is on carries the same classes in the same numbers (checked in setUp; else no folding).
+void Engine::addCoreHops(int unit, double gbps, std::vector<PathHop>* hops) const {
+  const double w = 1.0 / gbps;
+  hops->push_back({static_cast<int32_t>(cpuBase_ + unit), w});
+  if (opt_.hostCores > 0)
+    for (const auto& hc : unitHosts_[unit])
+      hops->push_back({static_cast<int32_t>(hostBase_ + hc.first), w * hc.second});
+}
+
+uint32_t Engine::addPath(std::vector<PathHop>* hops, double latency, bool reduces) {
+  // One hop per link (a flow within one class, or one host, crosses its core link once).
+  std::sort(hops->begin(), hops->end(),
+            [](const PathHop& a, const PathHop& b) { return a.link < b.link; });
+  PathRec r;
+  r.off = static_cast<uint32_t>(hops_.size());
+  for (const PathHop& h : *hops) {
+    if (hops_.size() > r.off && hops_.back().link == h.link)
+      hops_.back().weight += h.weight;
+    else
+      hops_.push_back(h);
+  }
+  r.len = static_cast<uint32_t>(hops_.size()) - r.off;
+  r.latency = latency;
+  r.reduces = reduces;
+  paths_.push_back(r);
+  return static_cast<uint32_t>(paths_.size() - 1);
+}
+
+// A transfer the CPUs perform: its net path plus the sender's and the receiver's cores.
+uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, bool reduce) {
+  const auto key = std::make_tuple(netPath, src, dst, reduce);
+  const bool cacheable = opt_.routing != RoutingMode::kUgal;
+  if (cacheable) {
+    auto it = cpuPathOf_.find(key);
+    if (it != cpuPathOf_.end()) return it->second;
+  }
+  const PathRec base = paths_[netPath];
+  tmpHops_.assign(hops_.begin() + base.off, hops_.begin() + base.off + base.len);
+  if (opt_.sendCoreGBps > 0) addCoreHops(src, opt_.sendCoreGBps, &tmpHops_);
+  const double recv = reduce ? opt_.recvReduceCoreGBps : opt_.recvCoreGBps;
+  if (recv > 0) addCoreHops(dst, recv, &tmpHops_);
+  uint32_t id = addPath(&tmpHops_, base.latency, reduce);
+  if (cacheable) cpuPathOf_[key] = id;
+  return id;
+}
+
+// A Reduce or Copy of `bytes` at `gbps` per core, or a RecvReduce's reduction after its transfer.
+void Engine::startCompute(int unit, uint32_t step, uint64_t bytes, double gbps) {
+  if (!compute_ || bytes == 0 || gbps <= 0) {
+    push(now_ + opSeconds(bytes, gbps), kEvStepDone, unit, step);
+    return;
+  }
+  const size_t slot = 2 * static_cast<size_t>(unit) + (gbps == opt_.copyGBps ? 1 : 0);
+  if (computePath_[slot] < 0) {
+    tmpHops_.clear();
+    addCoreHops(unit, gbps, &tmpHops_);
+    computePath_[slot] = addPath(&tmpHops_, 0.0, false);
+  }
+  const uint32_t pid = static_cast<uint32_t>(computePath_[slot]);
+  ++res_->computeFlows;
+  uint32_t f = mm_->addFlow(paths_[pid].off, paths_[pid].len, static_cast<double>(bytes), now_);
+  if (f >= flowInfo_.size()) flowInfo_.resize(f + 1);
+  flowInfo_[f] = FlowInfo{unit, -1, step, 0, bytes, pid, -1};
+}
+
+Status Engine::setUpCompute() {
+  compute_ = opt_.computeShared;
+  if (opt_.hostCores < 0 || opt_.sendCoreGBps < 0 || opt_.recvCoreGBps < 0 ||
+      opt_.recvReduceCoreGBps < 0)
+    return invalidArgument("sim: hostCores (", opt_.hostCores, "), sendCoreGBps (",
+                           opt_.sendCoreGBps, "), recvCoreGBps (", opt_.recvCoreGBps,
+                           ") and recvReduceCoreGBps (", opt_.recvReduceCoreGBps, ") must be >= 0");
+  if (!compute_) return Status();
+  cpuMoves_ = opt_.sendCoreGBps > 0 || opt_.recvCoreGBps > 0 || opt_.recvReduceCoreGBps > 0;
+  fused_ = opt_.recvReduceCoreGBps > 0;
+  computePath_.assign(2 * static_cast<size_t>(units_), -1);
+  cpuBase_ = static_cast<uint32_t>(cap_.size());
+  cap_.resize(cap_.size() + units_, kCoreNsPerSec);
+  if (opt_.hostCores <= 0) return Status();
+  hostBase_ = static_cast<uint32_t>(cap_.size());
+  cap_.resize(cap_.size() + net_.numHosts(), opt_.hostCores * kCoreNsPerSec);
+  unitHosts_.assign(units_, {});
+  for (int r = 0; r < set_.nranks(); ++r) {
+    auto& v = unitHosts_[unitOf(r)];
+    const int h = net_.hostOfGpu(rankGpu_[r]);
+    auto it = std::find_if(v.begin(), v.end(), [h](const auto& e) { return e.first == h; });
+    if (it == v.end())
+      v.push_back({h, 1});
+    else
+      ++it->second;
+  }
+  return Status();
+}
+
+// With host cores shared, a folded run is exact only when every host a class is on holds the same
+// classes in the same numbers (members of a class then see alike host loads).
+bool hostsAlike(const Net& net, const std::vector<int>& rankGpu, const Folding& f) {
+  std::vector<std::map<int32_t, int32_t>> onHost(net.numHosts());
+  for (size_t r = 0; r < f.classOf.size(); ++r) ++onHost[net.hostOfGpu(rankGpu[r])][f.classOf[r]];
+  std::vector<int32_t> first(f.rep.size(), -1);
+  for (int h = 0; h < net.numHosts(); ++h) {
+    for (const auto& kv : onHost[h]) {
+      int32_t& q = first[kv.first];
+      if (q < 0)
+        q = h;
+      else if (onHost[q] != onHost[h])
+        return false;
+    }
+  }
+  return true;
+}
 
 Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
   if (folded_) {
@@ -159,13 +295,16 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
                          int32_t sendDelta) {
   uint32_t pid = 0;
   LOOM_CHECK(pathFor(src, sendDelta, &pid));
-  const PathRec& p = paths_[pid];
   res_->flows += mult(src);
-  if (bytes == 0 || p.len == 0) {  // nothing to share: only the latency
+  if (bytes == 0 || paths_[pid].len == 0) {  // nothing to share: only the latency
     ++res_->solverFlows;
-    finish(src, sendStep, dst, recvStep, p.latency);
+    finish(src, sendStep, dst, recvStep, paths_[pid].latency, false);
     return Status();
   }
+  if (cpuMoves_)
+    pid = cpuPathFor(pid, src, dst,
+                     fused_ && unitShape(dst).steps[recvStep].op == OpKind::kRecvReduce);
+  const PathRec& p = paths_[pid];
   if (opt_.fold && !opt_.exact) {
     // A flow like one already started at this instant on the same path (no solve in between):
     // it joins that flow as a bundle member.
@@ -208,10 +347,10 @@ Status Engine::ready(int unit, uint32_t step) {
   int n = set_.nranks();
   switch (st.op) {
     case OpKind::kCopy:
-      push(now_ + opSeconds(st.bytes, opt_.copyGBps), kEvStepDone, unit, step);
+      startCompute(unit, step, st.bytes, opt_.copyGBps);
       return Status();
     case OpKind::kReduce:
-      push(now_ + opSeconds(st.bytes, opt_.reduceGBps), kEvStepDone, unit, step);
+      startCompute(unit, step, st.bytes, opt_.reduceGBps);
       return Status();
     default:
       break;
@@ -260,12 +399,17 @@ void Engine::buildMessageLists() {
   }
 }
 
-void Engine::finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep,
-                    double latency) {
+void Engine::finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency,
+                    bool reduced) {
   push(now_ + latency, kEvStepDone, src, sendStep);
   const SimStep& r = unitShape(dst).steps[recvStep];
-  double extra = r.op == OpKind::kRecvReduce ? opSeconds(r.bytes, opt_.reduceGBps) : 0.0;
-  push(now_ + latency + extra, kEvStepDone, dst, recvStep);
+  if (r.op != OpKind::kRecvReduce || reduced) {
+    push(now_ + latency, kEvStepDone, dst, recvStep);
+  } else if (compute_) {
+    push(now_ + latency, kEvReduce, dst, recvStep);
+  } else {
+    push(now_ + latency + opSeconds(r.bytes, opt_.reduceGBps), kEvStepDone, dst, recvStep);
+  }
 }
 
 void Engine::flowEnd(uint32_t f) {
@@ -277,10 +421,14 @@ void Engine::flowEnd(uint32_t f) {
     linkAcc_[h.link] += bytes * h.weight;
   }
   mm_->removeFlow(f, now_);
-  finish(fi.src, fi.sendStep, fi.dst, fi.recvStep, p.latency);
+  if (fi.dst < 0) {  // compute: the step is done
+    push(now_, kEvStepDone, fi.src, fi.sendStep);
+    return;
+  }
+  finish(fi.src, fi.sendStep, fi.dst, fi.recvStep, p.latency, p.reduces);
   for (int32_t m = fi.more; m >= 0;) {
     const Member& mb = members_[m];
-    finish(mb.src, mb.sendStep, mb.dst, mb.recvStep, p.latency);
+    finish(mb.src, mb.sendStep, mb.dst, mb.recvStep, p.latency, p.reduces);
     int32_t next = mb.next;
     members_[m].next = freeMember_;
     freeMember_ = m;
@@ -347,6 +495,10 @@ Status Engine::setUp() {
     LOOM_CHECK(foldRanks(net_, set_, rankGpu_, opt_, &fold_));
     folded_ = fold_.folded;
     res_->foldNote = fold_.note;
+    if (folded_ && opt_.computeShared && opt_.hostCores > 0 && !hostsAlike(net_, rankGpu_, fold_)) {
+      folded_ = false;
+      res_->foldNote = "not folded: hosts whose shared cores carry different rank classes";
+    }
   } else {
     res_->foldNote = "not folded: off";
   }
@@ -362,6 +514,7 @@ Status Engine::setUp() {
     for (int l = 0; l < net_.numLinks(); ++l) cap_[l] = net_.link(l).bytesPerSec;
   }
   router_.setCachePaths(false);  // pathOfPair_ keeps them
+  LOOM_CHECK(setUpCompute());
   mm_ = std::make_unique<MaxMin>(&cap_, &hops_);
   linkAcc_.assign(cap_.size(), 0.0);
   unitDone_.assign(units_, 0.0);
@@ -415,6 +568,9 @@ Status Engine::run() {
       ++res_->events;
       if (ev.kind == kEvFlowEnd) {
         flowEnd(ev.a);
+      } else if (ev.kind == kEvReduce) {
+        const SimStep& st = unitShape(static_cast<int>(ev.a)).steps[ev.b];
+        startCompute(static_cast<int>(ev.a), ev.b, st.bytes, opt_.reduceGBps);
       } else {
         LOOM_CHECK(stepDone(static_cast<int>(ev.a), ev.b));
       }

@@ -7,6 +7,14 @@
 // are recomputed whenever flows start or end. Send and Recv complete when the last byte is in plus
 // the path's latency; a RecvReduce then reduces at reduceGBps, Copy/Reduce cost bytes / rate.
 //
+// Compute is a resource like a link (SimOptions::computeShared): every rank has one core, and a
+// reduction or copy is a flow on it of bytes / rate core-seconds, so work that runs at once on a
+// rank shares its core max-min fairly (a rank reducing two children's chunks at once reduces each
+// at half speed); SimOptions::hostCores caps all ranks of a host together (more processes than
+// cores share the cores as flows share a link). Where the CPUs also move the bytes (loom's shm and
+// tcp on one machine: sendCoreGBps / recvCoreGBps > 0) a transfer crosses the sender's and the
+// receiver's cores too, so copies and reductions contend for the same cores.
+//
 // Exploited regularity (SimOptions::exact turns all off, `components` the second, `fold` the third;
 // tests compare): events at the same instant (within timeEpsilon) are processed as one batch with
 // one rate recomputation; a recomputation only touches the connected component (flows sharing
@@ -29,12 +37,25 @@ namespace loom::sim {
 struct SimOptions {
   RoutingMode routing = RoutingMode::kSpray;
   uint64_t seed = 1;
-  double latNvlinkUs = 1.0;    // per message over NVLink
-  double latPcieUs = 1.5;      // per message between GPUs of one host over PCIe
-  double latNetUs = 2.0;       // per message through the network (NICs, software)...
-  double latHopUs = 0.3;       // ...plus this per switch crossed
-  double reduceGBps = 1000;    // RecvReduce / Reduce compute rate (0: free)
-  double copyGBps = 1000;      // local Copy rate (0: free)
+  double latNvlinkUs = 1.0;  // per message over NVLink
+  double latPcieUs = 1.5;    // per message between GPUs of one host over PCIe
+  double latNetUs = 2.0;     // per message through the network (NICs, software)...
+  double latHopUs = 0.3;     // ...plus this per switch crossed
+  double reduceGBps = 1000;  // RecvReduce / Reduce compute rate (0: free)
+  double copyGBps = 1000;    // local Copy rate (0: free)
+  // Compute as a shared resource (see above). Off by default for fabric runs (a GPU's 1000 GB/s of
+  // reduction is never the limit there, and each reduction costs a solver flow and an event: one
+  // more --batch-us error per step); on in the local-host model (loom-plan --sim-cores). Off: every
+  // Reduce/Copy takes bytes / rate however many run at once on a rank.
+  bool computeShared = false;
+  double hostCores = 0;  // > 0: all ranks of a host share this many cores (0: no host limit)
+  // Transfers performed by the CPUs (0: by NICs/DMA engines, no core time): a byte sent costs the
+  // sender 1 / sendCoreGBps core-nanoseconds, a byte received the receiver 1 / recvCoreGBps...
+  double sendCoreGBps = 0, recvCoreGBps = 0;
+  // ...and a reducing receive that reduces straight out of the transport (loom's shm and tcp do)
+  // costs the receiver 1 / recvReduceCoreGBps per byte, with no reduction after it (0: the
+  // reduction follows the transfer, at reduceGBps).
+  double recvReduceCoreGBps = 0;
   bool exact = false;          // no batching, global recomputation (slow; for tests)
   bool components = true;      // recompute only the touched component (false: all flows)
   bool fold = true;            // fold symmetric ranks and links into classes (fold.h)
@@ -46,9 +67,10 @@ struct SimOptions {
 struct SimResult {
   double seconds = 0;  // makespan: last step done
   uint64_t flows = 0, batches = 0, recomputes = 0, recomputeFlows = 0, events = 0;
-  uint64_t solverFlows = 0;  // flows the solver ran: `flows` unless folded (one per class)
-  int foldClasses = 0;       // rank classes of a folded run (0: not folded)
-  std::string foldNote;      // what was folded, or why not
+  uint64_t solverFlows = 0;   // flows the solver ran: `flows` unless folded (one per class)
+  uint64_t computeFlows = 0;  // reductions and copies run as flows on cores (computeShared)
+  int foldClasses = 0;        // rank classes of a folded run (0: not folded)
+  std::string foldNote;       // what was folded, or why not
   int maxComponentFlows = 0;
   std::vector<double> linkBytes;    // bytes carried per link (weight-scaled)
   std::vector<double> rankSeconds;  // when each rank's last step finished

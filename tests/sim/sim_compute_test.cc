@@ -1,0 +1,218 @@
+// Compute as a shared resource (SimOptions::computeShared): reductions and copies share a rank's
+// core, ranks share a host's cores max-min fairly (as flows share a link), and transfers the CPUs
+// perform cross the same cores. Each case is priced against the closed form a user would write
+// down, and folded runs equal unfolded ones.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "algo/registry.h"
+#include "sim/engine.h"
+#include "sim/local_host.h"
+#include "sim/schedule_set.h"
+
+namespace loom::sim {
+namespace {
+
+constexpr uint64_t kBytes = 8 << 20;
+
+std::unique_ptr<Net> oneHost(int ranks, int hosts = 1) {
+  LocalHostParams p;
+  p.hosts = hosts;
+  p.ranksPerHost = ranks;
+  p.flowGBps = 1000;  // the network never limits here: only cores do
+  p.hostGBps = 0;
+  p.nicGBps = 1000;
+  std::unique_ptr<Net> net;
+  EXPECT_TRUE(localHostNet(p, &net).ok());
+  return net;
+}
+
+SimOptions computeOptions(double reduceGBps, double hostCores) {
+  SimOptions o;
+  o.computeShared = true;
+  o.reduceGBps = reduceGBps;
+  o.copyGBps = 2 * reduceGBps;
+  o.hostCores = hostCores;
+  o.latNvlinkUs = o.latPcieUs = o.latNetUs = 0;
+  o.latHopUs = 0;
+  return o;
+}
+
+// Rank r reduces bytes[r] (one Reduce step).
+ScheduleSet reduceOnly(const std::vector<uint64_t>& bytes) {
+  const int p = static_cast<int>(bytes.size());
+  ScheduleSet set(p);
+  for (int r = 0; r < p; ++r) {
+    sched::Schedule s;
+    s.rank = r;
+    s.nranks = p;
+    s.reduce({sched::kBufSend, 0}, {sched::kBufRecv, 0}, bytes[r]);
+    EXPECT_TRUE(set.add(s).ok());
+  }
+  return set;
+}
+
+double run(const Net& net, const ScheduleSet& set, const SimOptions& o) {
+  SimResult res;
+  Status s = simulate(net, set, {}, o, &res);
+  EXPECT_TRUE(s.ok()) << s.toString();
+  return res.seconds;
+}
+
+// Four ranks reducing 8 MiB each on two cores: two ranks per core, each at half speed, so twice
+// the time one rank takes alone; with four cores (or no host limit) the one-rank time.
+TEST(SimCompute, TwoRanksPerCoreReduceAtHalfSpeed) {
+  auto net = oneHost(4);
+  const double r = 5e9;
+  const ScheduleSet set = reduceOnly({kBytes, kBytes, kBytes, kBytes});
+  EXPECT_NEAR(run(*net, set, computeOptions(5, 2)), 2 * kBytes / r, 1e-9);
+  EXPECT_NEAR(run(*net, set, computeOptions(5, 4)), kBytes / r, 1e-9);
+  EXPECT_NEAR(run(*net, set, computeOptions(5, 0)), kBytes / r, 1e-9);
+  SimOptions off = computeOptions(5, 2);
+  off.computeShared = false;  // the old model: no contention
+  EXPECT_NEAR(run(*net, set, off), kBytes / r, 1e-9);
+}
+
+// Max-min over cores: ranks 0, 1 reduce S, ranks 2, 3 reduce 2S on two cores. All four run at
+// half a core until 0 and 1 finish (S at r/2: 2S/r); then 2 and 3 have a core each for their
+// remaining S: 3S/r in all. A static share (r/2 each throughout) would say 4S/r.
+TEST(SimCompute, FreedCoresGoToTheRanksStillReducing) {
+  auto net = oneHost(4);
+  const double r = 5e9;
+  const ScheduleSet set = reduceOnly({kBytes, kBytes, 2 * kBytes, 2 * kBytes});
+  EXPECT_NEAR(run(*net, set, computeOptions(5, 2)), 3 * kBytes / r, 1e-9);
+}
+
+// A tree node reducing two children's chunks at once: the two reductions share its core, so both
+// end after transfer + 2 S / r (not transfer + S / r as with independent reductions).
+TEST(SimCompute, ParentReducingTwoChildrenSharesItsCore) {
+  auto net = oneHost(3);
+  ScheduleSet set(3);
+  for (int r = 0; r < 3; ++r) {
+    sched::Schedule s;
+    s.rank = r;
+    s.nranks = 3;
+    if (r == 0) {
+      s.recvReduce(1, {sched::kBufSend, 0}, {sched::kBufRecv, 0}, kBytes);
+      s.recvReduce(2, {sched::kBufSend, 0}, {sched::kBufRecv, 0}, kBytes);
+    } else {
+      s.send(0, {sched::kBufSend, 0}, kBytes);
+    }
+    ASSERT_TRUE(set.add(s).ok());
+  }
+  // Both transfers enter rank 0 over its one link (1000 GB/s): 2 S / 1000 GB/s, then 2 S / r.
+  const double transfer = 2 * kBytes / 1000e9, r = 5e9;
+  EXPECT_NEAR(run(*net, set, computeOptions(5, 0)), transfer + 2 * kBytes / r, 1e-9);
+  SimOptions off = computeOptions(5, 0);
+  off.computeShared = false;
+  EXPECT_NEAR(run(*net, set, off), transfer + kBytes / r, 1e-9);
+}
+
+// Transfers the CPUs perform: two ranks that each send and receive S at once, a byte costing
+// 1/(2F) core-ns on each side, move at F each (the calibration case); one rank sending alone
+// moves at 2F. A reducing receive that reduces on the way costs its receiver 1/G instead of
+// 1/(2F): both directions at 1 / (1/(2F) + 1/G).
+TEST(SimCompute, CpuTransfersShareTheCores) {
+  auto net = oneHost(2);
+  const double f = 3;  // GB/s
+  SimOptions o = computeOptions(5, 2);
+  o.sendCoreGBps = o.recvCoreGBps = 2 * f;
+  auto exchange = [](bool reduce, bool both) {
+    ScheduleSet set(2);
+    for (int r = 0; r < 2; ++r) {
+      sched::Schedule s;
+      s.rank = r;
+      s.nranks = 2;
+      if (both || r == 0) s.send(1 - r, {sched::kBufSend, 0}, kBytes);
+      if (both || r == 1) {
+        if (reduce)
+          s.recvReduce(1 - r, {sched::kBufSend, 0}, {sched::kBufRecv, 0}, kBytes);
+        else
+          s.recv(1 - r, {sched::kBufRecv, 0}, kBytes);
+      }
+      EXPECT_TRUE(set.add(s).ok());
+    }
+    return set;
+  };
+  EXPECT_NEAR(run(*net, exchange(false, true), o), kBytes / (f * 1e9), 1e-9);
+  EXPECT_NEAR(run(*net, exchange(false, false), o), kBytes / (2 * f * 1e9), 1e-9);
+  // Not fused: the transfer at F, then the reduction at 5 GB/s.
+  EXPECT_NEAR(run(*net, exchange(true, true), o), kBytes / (f * 1e9) + kBytes / 5e9, 1e-9);
+  o.recvReduceCoreGBps = 4;
+  const double fused = 1.0 / (1.0 / (2 * f) + 1.0 / 4) * 1e9;
+  EXPECT_NEAR(run(*net, exchange(true, true), o), kBytes / fused, 1e-9);
+}
+
+// A ring of 8 ranks on 2 cores with CPU transfers: every rank sends and reduce-receives S/8 per
+// step, 8 ranks share 2 cores, so each step takes 4 x (S/8) / rate of one core-saturated rank.
+TEST(SimCompute, RingOnOversubscribedHostMatchesClosedForm) {
+  const int p = 8;
+  auto net = oneHost(p);
+  const double f = 3, g = 4;
+  SimOptions o = computeOptions(5, 2);
+  o.sendCoreGBps = o.recvCoreGBps = 2 * f;
+  o.recvReduceCoreGBps = g;
+  const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, "ring");
+  ASSERT_NE(a, nullptr);
+  sched::CollArgs args;
+  args.count = kBytes / 4;
+  args.chunkBytes = kBytes;  // one chunk per step
+  ScheduleSet set(p);
+  ASSERT_TRUE(buildScheduleSet(a->build, args, p, std::vector<int>(p, 0), &set).ok());
+  const double block = static_cast<double>(kBytes) / p, share = 2.0 / p;  // cores per rank
+  const double rs = block / (share / (1 / (2 * f) + 1 / g) * 1e9);
+  const double ag = block / (share * f * 1e9);
+  SimResult res;
+  ASSERT_TRUE(simulate(*net, set, {}, o, &res).ok());
+  EXPECT_NEAR(res.seconds, (p - 1) * (rs + ag), 1e-6 * res.seconds);
+}
+
+double relDiff(double a, double b) {
+  double m = std::max(std::fabs(a), std::fabs(b));
+  return m > 0 ? std::fabs(a - b) / m : 0.0;
+}
+
+// Folding stays exact with compute shared: class core links stand for each member's core, a
+// host's core link gets all of a class's members on it.
+TEST(SimCompute, FoldedEqualsUnfolded) {
+  struct Case {
+    int hosts, perHost;
+    const char* algo;
+    bool folds;  // enough symmetry to fold (else the case checks the fallback)
+  };
+  for (const Case& c :
+       {Case{1, 8, "ring", true}, Case{1, 16, "ring", true}, Case{2, 8, "ring", false},
+        Case{4, 8, "ring", true}, Case{4, 8, "hier", true}, Case{8, 4, "hier", true},
+        Case{4, 4, "rabenseifner", false}, Case{1, 16, "tree", false}}) {
+    const int p = c.hosts * c.perHost;
+    auto net = oneHost(c.perHost, c.hosts);
+    SimOptions o = computeOptions(5, 2);
+    o.sendCoreGBps = o.recvCoreGBps = 6;
+    o.recvReduceCoreGBps = 4;
+    o.latNvlinkUs = 2;
+    o.latNetUs = 10;
+    const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, c.algo);
+    ASSERT_NE(a, nullptr);
+    sched::CollArgs args;
+    args.count = kBytes / 4;
+    args.chunkBytes = 256 << 10;
+    std::vector<int> hostOf(p);
+    for (int r = 0; r < p; ++r) hostOf[r] = r / c.perHost;
+    ScheduleSet set(p);
+    ASSERT_TRUE(buildScheduleSet(a->build, args, p, hostOf, &set).ok());
+    SimResult folded, plain;
+    o.fold = true;
+    ASSERT_TRUE(simulate(*net, set, {}, o, &folded).ok());
+    o.fold = false;
+    ASSERT_TRUE(simulate(*net, set, {}, o, &plain).ok());
+    const std::string what = strCat(c.algo, " ", c.hosts, "x", c.perHost, ": ", folded.foldNote);
+    EXPECT_LE(relDiff(folded.seconds, plain.seconds), 1e-9) << what;
+    for (int r = 0; r < p; ++r)
+      EXPECT_LE(relDiff(folded.rankSeconds[r], plain.rankSeconds[r]), 1e-9) << what;
+    if (c.folds) EXPECT_GT(folded.foldClasses, 0) << what;
+  }
+}
+
+}  // namespace
+}  // namespace loom::sim
