@@ -70,7 +70,7 @@ class Engine {
   Status setUpCompute();
   void addCoreHops(int unit, double gbps, std::vector<PathHop>* hops) const;
   uint32_t addPath(std::vector<PathHop>* hops, double latency, bool reduces);
-  uint32_t cpuPathFor(uint32_t netPath, int src, int dst, bool reduce);
+  uint32_t cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, bool reduce);
   void startCompute(int unit, uint32_t step, uint64_t bytes, double gbps);
   Status deadlock() const;
   void flowEnd(uint32_t f);
@@ -142,6 +142,7 @@ class Engine {
   std::vector<std::vector<std::pair<int32_t, int32_t>>> unitHosts_;
   std::vector<int64_t> computePath_;  // per unit x {reduce, copy}: path id (-1: not made yet)
   std::map<std::tuple<uint32_t, int32_t, int32_t, bool>, uint32_t> cpuPathOf_;
+  std::unordered_map<uint64_t, int32_t> pairLink_;  // (src unit, send delta) -> link (pairGBps)
   std::vector<PathHop> tmpHops_;
 };
 
@@ -176,7 +177,7 @@ uint32_t Engine::addPath(std::vector<PathHop>* hops, double latency, bool reduce
 }
 
 // A transfer the CPUs perform: its net path plus the sender's and the receiver's cores.
-uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, bool reduce) {
+uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, bool reduce) {
   const auto key = std::make_tuple(netPath, src, dst, reduce);
   const bool cacheable = opt_.routing != RoutingMode::kUgal;
   if (cacheable) {
@@ -188,6 +189,8 @@ uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, bool reduce) {
   if (opt_.sendCoreGBps > 0) addCoreHops(src, opt_.sendCoreGBps, &tmpHops_);
   const double recv = reduce ? opt_.recvReduceCoreGBps : opt_.recvCoreGBps;
   if (recv > 0) addCoreHops(dst, recv, &tmpHops_);
+  // The pair's own link (folded: every member pair of the class path has one; weight 1 each).
+  if (opt_.pairGBps > 0) tmpHops_.push_back({pairLink_.at(Folding::key(src, sendDelta)), 1.0});
   uint32_t id = addPath(&tmpHops_, base.latency, reduce);
   if (cacheable) cpuPathOf_[key] = id;
   return id;
@@ -215,16 +218,26 @@ void Engine::startCompute(int unit, uint32_t step, uint64_t bytes, double gbps) 
 Status Engine::setUpCompute() {
   compute_ = opt_.computeShared;
   if (opt_.hostCores < 0 || opt_.sendCoreGBps < 0 || opt_.recvCoreGBps < 0 ||
-      opt_.recvReduceCoreGBps < 0)
+      opt_.recvReduceCoreGBps < 0 || opt_.pairGBps < 0)
     return invalidArgument("sim: hostCores (", opt_.hostCores, "), sendCoreGBps (",
                            opt_.sendCoreGBps, "), recvCoreGBps (", opt_.recvCoreGBps,
-                           ") and recvReduceCoreGBps (", opt_.recvReduceCoreGBps, ") must be >= 0");
+                           "), recvReduceCoreGBps (", opt_.recvReduceCoreGBps, ") and pairGBps (",
+                           opt_.pairGBps, ") must be >= 0");
   if (!compute_) return Status();
-  cpuMoves_ = opt_.sendCoreGBps > 0 || opt_.recvCoreGBps > 0 || opt_.recvReduceCoreGBps > 0;
+  cpuMoves_ = opt_.sendCoreGBps > 0 || opt_.recvCoreGBps > 0 || opt_.recvReduceCoreGBps > 0 ||
+              opt_.pairGBps > 0;
   fused_ = opt_.recvReduceCoreGBps > 0;
   computePath_.assign(2 * static_cast<size_t>(units_), -1);
   cpuBase_ = static_cast<uint32_t>(cap_.size());
   cap_.resize(cap_.size() + units_, kCoreNsPerSec);
+  if (opt_.pairGBps > 0) {
+    for (int u = 0; u < units_; ++u)
+      for (const SimStep& st : unitShape(u).steps)
+        if (st.op == OpKind::kSend &&
+            pairLink_.emplace(Folding::key(u, st.peerDelta), static_cast<int32_t>(cap_.size()))
+                .second)
+          cap_.push_back(opt_.pairGBps * 1e9);
+  }
   if (opt_.hostCores <= 0) return Status();
   hostBase_ = static_cast<uint32_t>(cap_.size());
   cap_.resize(cap_.size() + net_.numHosts(), opt_.hostCores * kCoreNsPerSec);
@@ -302,7 +315,7 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
     return Status();
   }
   if (cpuMoves_)
-    pid = cpuPathFor(pid, src, dst,
+    pid = cpuPathFor(pid, src, dst, sendDelta,
                      fused_ && unitShape(dst).steps[recvStep].op == OpKind::kRecvReduce);
   const PathRec& p = paths_[pid];
   if (opt_.fold && !opt_.exact) {

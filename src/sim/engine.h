@@ -56,6 +56,9 @@ struct SimOptions {
   // costs the receiver 1 / recvReduceCoreGBps per byte, with no reduction after it (0: the
   // reduction follows the transfer, at reduceGBps).
   double recvReduceCoreGBps = 0;
+  // A CPU-performed transfer between two ranks also runs at most at this rate, shared by the
+  // pair's messages at once (the handoff of slices between two processes; 0: no such limit).
+  double pairGBps = 0;
   bool exact = false;          // no batching, global recomputation (slow; for tests)
   bool components = true;      // recompute only the touched component (false: all flows)
   bool fold = true;            // fold symmetric ranks and links into classes (fold.h)

@@ -142,6 +142,9 @@ TEST(SimCompute, CpuTransfersShareTheCores) {
   o.recvReduceCoreGBps = 4;
   const double fused = 1.0 / (1.0 / (2 * f) + 1.0 / 4) * 1e9;
   EXPECT_NEAR(run(*net, exchange(true, true), o), kBytes / fused, 1e-9);
+  // A pair limit under what the cores allow: each direction at the pair's rate.
+  o.pairGBps = 1;
+  EXPECT_NEAR(run(*net, exchange(true, true), o), kBytes / 1e9, 1e-9);
 }
 
 // A ring of 8 ranks on 2 cores with CPU transfers: every rank sends and reduce-receives S/8 per
@@ -190,6 +193,7 @@ TEST(SimCompute, FoldedEqualsUnfolded) {
     SimOptions o = computeOptions(5, 2);
     o.sendCoreGBps = o.recvCoreGBps = 6;
     o.recvReduceCoreGBps = 4;
+    o.pairGBps = 2.5;
     o.latNvlinkUs = 2;
     o.latNetUs = 10;
     const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, c.algo);
