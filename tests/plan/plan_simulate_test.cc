@@ -130,9 +130,10 @@ TEST(PlanSimulate, OverBudgetLeavesTheDecisionToTheModel) {
   EXPECT_EQ(row.decision.describe(), row.model.describe());
 }
 
-// One machine with 2 cores: p ranks share 2 x 6 GB/s, so a ring step with p concurrent flows
-// moves each at 12/p GB/s (6 GB/s at most: one process). With reductions and latency made
-// negligible, the ring all-reduce takes 2 (p-1) steps of S/p bytes at that rate.
+// One machine with 2 cores shared by p ranks: a byte sent or received costs a core 1 / (2 x 6
+// GB/s), a pair moves at most 6 GB/s. With reductions and latency made negligible, a reduce-scatter
+// step (each rank sends S/p and reduces S/p on receipt, nearly free) moves each flow at min(6,
+// 24/p) GB/s, an all-gather step (send and receive) at min(6, 12/p): p - 1 steps of each.
 TEST(PlanSimulate, LocalMachineSharesCoresAmongRanks) {
   for (int p : {2, 4, 8}) {
     PlannerContext c;
@@ -156,8 +157,9 @@ TEST(PlanSimulate, LocalMachineSharesCoresAmongRanks) {
     loomplan::SimulatedRow row;
     ASSERT_TRUE(ps.row(allreduce(bytes), &row).ok());
     EXPECT_EQ(row.by, "forced");
-    const double rate = std::min(6e9, 12e9 / p);
-    const double expect = 2.0 * (p - 1) * (static_cast<double>(bytes) / p) / rate;
+    const double block = static_cast<double>(bytes) / p;
+    const double expect =
+        (p - 1) * (block / std::min(6e9, 24e9 / p) + block / std::min(6e9, 12e9 / p));
     EXPECT_NEAR(row.decisionSimSec, expect, 0.02 * expect) << "p=" << p;
   }
 }

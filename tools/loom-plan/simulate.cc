@@ -46,31 +46,6 @@ std::vector<plan::Decision> pickCandidates(const std::vector<plan::Decision>& ca
   return pick;
 }
 
-// One CPU per process (the local-machine model): a rank's reductions and copies (a RecvReduce
-// with its transfer) run one at a time, in schedule order: each waits for the previous one. Plain
-// receives are not chained (the executor takes them as they come); they share the rank's link.
-sched::Schedule serialiseLocalWork(const sched::Schedule& in) {
-  sched::Schedule out;
-  out.rank = in.rank;
-  out.nranks = in.nranks;
-  out.algo = in.algo;
-  out.scratchBytes = in.scratchBytes;
-  out.numBuffers = in.numBuffers;
-  int last = -1;
-  std::vector<int> deps;
-  for (const sched::Step& st : in.steps) {
-    deps.assign(in.deps.begin() + st.depBegin, in.deps.begin() + st.depBegin + st.depCount);
-    const bool cpu = (st.op == sched::OpKind::kRecvReduce || st.op == sched::OpKind::kReduce ||
-                      st.op == sched::OpKind::kCopy) &&
-                     st.bytes > 0;
-    if (cpu && last >= 0 && std::find(deps.begin(), deps.end(), last) == deps.end())
-      deps.push_back(last);
-    const int i = out.add(st, deps);
-    if (cpu) last = i;
-  }
-  return out;
-}
-
 }  // namespace
 
 PlanSimulator::PlanSimulator(plan::Planner* planner, SimulateSetup setup)
@@ -82,10 +57,11 @@ Status PlanSimulator::init() {
   const int p = s_.nranks;
   if (static_cast<int>(s_.hostOf.size()) != p)
     return invalidArgument("--simulate: ", s_.hostOf.size(), " host entries for ", p, " ranks");
-  if (o.margin < 0 || o.top < 1 || o.maxRanks < 1 || o.flowBudget < 1 || o.localCores < 0)
+  if (o.margin < 0 || o.top < 1 || o.maxRanks < 1 || o.flowBudget < 1 || o.localCores < 0 ||
+      o.coreGBps < 0)
     return invalidArgument(
         "--sim-margin must be >= 0, --sim-top, --sim-max-ranks, --sim-flows >= 1",
-        " and --sim-cores >= 0");
+        ", --sim-cores and --sim-core-gbps >= 0");
   std::vector<int> localOf(p);
   std::map<int, int> seen;
   for (int r = 0; r < p; ++r) localOf[r] = seen[s_.hostOf[r]]++;
@@ -106,17 +82,22 @@ Status PlanSimulator::init() {
                              "their own (tcp loopback); got ", seen.size(), " hosts for ", p,
                              " ranks");
     const bool viaTcp = !oneHost;
-    const double share = std::min(1.0, static_cast<double>(o.localCores) / p);
+    const double pairGBps = viaTcp ? cp.tcpGBps : cp.shmGBps;
     sim::LocalHostParams lp;
     lp.hosts = 1;
     lp.ranksPerHost = p;
-    lp.flowGBps = viaTcp ? cp.tcpGBps : cp.shmGBps;
-    lp.hostGBps = std::min(o.localCores * lp.flowGBps, cp.hostMemGBps);
-    lp.nicGBps = lp.flowGBps;
+    lp.flowGBps = lp.nicGBps = 1e6;  // no link limit: the cores and the pair rate are the limits
+    lp.hostGBps = cp.hostMemGBps;
     LOOM_CHECK(sim::localHostNet(lp, &net_));
     simOpt_.latNvlinkUs = simOpt_.latPcieUs = viaTcp ? cp.tcpAlphaUs : cp.shmAlphaUs;
-    simOpt_.reduceGBps = cp.reduceGBps * share;
-    simOpt_.copyGBps = lp.flowGBps * share;
+    simOpt_.computeShared = true;
+    simOpt_.hostCores = o.localCores;
+    simOpt_.pairGBps = pairGBps;
+    simOpt_.sendCoreGBps = simOpt_.recvCoreGBps = o.coreGBps > 0 ? o.coreGBps : 2 * pairGBps;
+    // The receiver reduces straight out of the transport: a reduction instead of its copy.
+    simOpt_.recvReduceCoreGBps = cp.reduceGBps;
+    simOpt_.reduceGBps = cp.reduceGBps;
+    simOpt_.copyGBps = simOpt_.sendCoreGBps;
     for (int r = 0; r < p; ++r) rankGpu_[r] = r;
     return Status();
   }
@@ -155,12 +136,11 @@ std::string PlanSimulator::describeModel() const {
   const bool tcp = s_.interHost == plan::Transport::kTcp;
   std::ostringstream os;
   if (s_.opt.localCores > 0) {
-    const sim::Link& own = net_->link(net_->gpuLinks(0).nvUp);
-    const sim::Link& all = net_->link(net_->host(0).sharedLink);
-    os << "one machine, " << s_.nranks << " ranks as processes on " << s_.opt.localCores
-       << " cores: " << own.bytesPerSec / 1e9 << " GB/s per rank, " << all.bytesPerSec / 1e9
-       << " GB/s all ranks together, " << simOpt_.latNvlinkUs << " us per message, reduce "
-       << simOpt_.reduceGBps << " GB/s per rank";
+    os << "one machine, " << s_.nranks << " ranks as processes sharing " << s_.opt.localCores
+       << " cores max-min: a byte sent or received costs " << 1 / simOpt_.sendCoreGBps
+       << " core-ns, reduced on receipt " << 1 / simOpt_.recvReduceCoreGBps
+       << ", a pair moves at most " << simOpt_.pairGBps << " GB/s, " << simOpt_.latNvlinkUs
+       << " us per message";
   } else {
     os << (s_.topology ? "the topology's fabric" : "a flat non-blocking switch")
        << ", spray routing, " << s_.perHost << " ranks per host at " << cp.shmGBps
@@ -188,11 +168,8 @@ Status PlanSimulator::simulateOne(const sched::CollArgs& args, SimulatedCandidat
   }
   sim::ScheduleSet set(p);
   const plan::Decision& d = c->d;
-  const bool serial = s_.opt.localCores > 0;
   auto build = [&](const sched::CollArgs& a, const sched::Group& g, sched::Schedule* out) {
-    LOOM_CHECK(planner_->build(d, a, g.rank, out));
-    if (serial) *out = serialiseLocalWork(*out);
-    return Status();
+    return planner_->build(d, a, g.rank, out);
   };
   LOOM_CHECK(sim::buildScheduleSet(build, args, p, s_.hostOf, &set));
   sim::SimResult res;
@@ -314,6 +291,9 @@ void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* o) {
   app->add_flag("--sim-always", o->always, "Consult the simulator at every size");
   app->add_option("--sim-cores", o->localCores,
                   "Ranks are processes of one machine with this many cores (loom's shm/tcp runs)");
+  app->add_option("--sim-core-gbps", o->coreGBps,
+                  "With --sim-cores: bytes per second one core moves on one side of a transfer "
+                  "(default 2 x the transport's rate)");
 }
 
 }  // namespace loomplan

@@ -44,11 +44,14 @@ struct SimulateOptions {
   uint64_t flowBudget = 1 << 20;  // per candidate (about 1-5 s of simulator time each)
   bool always = false;            // consult the simulator at every size (validation)
   // > 0: all ranks are processes of this one machine with that many cores (loom's shm/tcp runs,
-  // LOOM_TRANSPORT forced; simulateMain takes CostParams::cores when this is 0): one host, per rank
-  // the transport's rate, and all ranks together at most cores x that rate (and the host memory
-  // bandwidth). Reductions share the cores: each rank reduces at reduceGBps x min(1, cores /
-  // ranks). One CPU per rank: its reductions and copies run one at a time, in schedule order.
+  // LOOM_TRANSPORT forced; simulateMain takes CostParams::cores when this is 0). The cores are the
+  // resource (sim::SimOptions::computeShared): a byte a rank sends or receives costs its core
+  // 1 / coreGBps, a byte it reduces on receipt 1 / reduceGBps, and the ranks share the cores
+  // max-min fairly; a pair of ranks moves at most the transport's rate (shmGBps / tcpGBps).
   int localCores = 0;
+  // Bytes one core moves per second on one side of a transfer (0: 2 x the transport's rate, as
+  // when the two ranks of the 2-rank calibration each move both directions on a busy core).
+  double coreGBps = 0;
 };
 
 // Where the ranks are and how they talk: the planner's own context.
