@@ -2,19 +2,21 @@
 """Simulator vs loom on this machine: does the flow simulator, with calibrated parameters,
 predict loom's own shm and tcp all-reduce times within 25%?
 
-For each transport (shm, tcp loopback) it
-  1. calibrates on 2 ranks, per size: the transfer rate of one flow (sendrecv_perf: both ranks
-     send and receive S at once, no reduction), the per-message latency (sendrecv at 8 B) and one
-     core's reduction rate through loom's kernel (membw_perf, column loom-red);
-  2. measures all_reduce_perf for 2, 4, 8 ranks at 1, 4, 16, 64 MiB (float32 sum, out of place),
-     with the ring forced and with the planner's choice, LOOM_PLAN_PARAMS = the calibrated
-     parameters of that size, so loom and loom-plan make the same decision;
-  3. simulates the same decision with `loom-plan --simulate --sim-always --sim-cores N` (one
-     machine: each rank moves at most the calibrated per-flow rate, all ranks together at most
-     N cores x that rate, reductions at the core rate x min(1, N / ranks));
-  4. prints measured / simulated with the ratio, PASS when within --tolerance (25%).
-The measuring steps hold /tmp/loom-measure.lock (flock), as every perf run on this machine
-(or run it as `flock /tmp/loom-measure.lock perf/sim/validate_local.py --lock '' ...`).
+Each of --rounds rounds (each under /tmp/loom-measure.lock, flock, on its own: a round stays well
+under the 6 minutes a locked command may take) measures, per transport (shm, tcp loopback):
+  1. the calibration, on 2 ranks, per size: the transfer rate of one flow (sendrecv_perf: both
+     ranks send and receive S at once, no reduction), the per-message latency (sendrecv at 8 B)
+     and one core's reduction and copy rates at that size (membw_perf: loom-red, memcpy; the
+     size's own working set, so in or out of cache as the all-reduce of that size);
+  2. all_reduce_perf for 2, 4, 8 ranks at 1, 4, 16, 64 MiB (float32 sum, out of place), with the
+     ring forced and with the planner's choice, LOOM_PLAN_PARAMS = the calibrated parameters of
+     that size, so loom and loom-plan make the same decision.
+Every quantity is the median over the rounds. Then, calibrated once (the medians), it simulates
+each point with `loom-plan --simulate --sim-always --sim-cores N`: the ranks are processes sharing
+N cores max-min (sim::SimOptions::computeShared): a byte sent or received costs a core
+1 / (2 x the flow rate), a byte reduced on receipt 1 / the reduction rate, and a pair of ranks moves
+at most the flow rate; it prints measured and simulated times with the ratio, PASS when within
+--tolerance (25%).
 
   perf/sim/validate_local.py --build build --out perf/results/<date>-<host>-sim-vs-loom
 """
@@ -28,6 +30,12 @@ import sys
 import time
 
 MIB = 1 << 20
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
 def size_arg(s):
@@ -82,8 +90,8 @@ def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=N
     return out
 
 
-def reduce_rates(build, sizes):
-    """{size: GB/s} of loom's reduce kernel on one core (membw_perf, loom-red column)."""
+def membw(build, sizes):
+    """{size: (memcpy GB/s, loom reduce GB/s)} on one core (membw_perf)."""
     txt = run([os.path.join(build, "perf", "membw_perf"), "-b", str(min(sizes)), "-e",
                str(max(sizes)), "-f", "4", "-n", "10", "-w", "2"])
     out = {}
@@ -91,25 +99,27 @@ def reduce_rates(build, sizes):
         if line.startswith("#") or not line.strip():
             continue
         cols = line.split()
-        out[int(cols[0])] = float(cols[6])
+        out[int(cols[0])] = (float(cols[2]), float(cols[6]))
     return out
 
 
-def calibrate(build, transport, sizes, iters, red, cores, reps):
-    """Per size CostParams text for `transport` (2 ranks; best of `reps` runs)."""
-    alpha = min(driver_times(build, "sendrecv_perf", 2, transport, 8, 8, 200)[8]
-                for _ in range(reps))
-    runs = [driver_times(build, "sendrecv_perf", 2, transport, min(sizes), max(sizes), iters)
-            for _ in range(reps)]
-    t = {s: min(r[s] for r in runs) for s in sizes}
+def calibrate_round(build, transport, sizes, iters):
+    """One round's raw calibration of `transport`: latency (us) and sendrecv time per size (us)."""
+    alpha = driver_times(build, "sendrecv_perf", 2, transport, 8, 8, 200)[8]
+    t = driver_times(build, "sendrecv_perf", 2, transport, min(sizes), max(sizes), iters)
+    return {"alpha_us": alpha, "sendrecv_us": {s: t[s] for s in sizes}}
+
+
+def params_of(transport, alpha, sendrecv_us, red, cores):
+    """Per size CostParams text from (median) calibration numbers."""
     params = {}
-    for s in sizes:
-        gbps = s / max(1e-3, t[s] - alpha) / 1e3
-        keys = (f"shmAlphaUs={alpha:.3f},shmGBps={gbps:.4f}" if transport == "shm" else
-                f"tcpAlphaUs={alpha:.3f},tcpGBps={gbps:.4f}")
+    for s, us in sendrecv_us.items():
+        gbps = s / max(1e-3, us - alpha) / 1e3
+        pre = "shm" if transport == "shm" else "tcp"
         # hostMemGBps: not the limit here (the cores are, `cores`); reduce: one core, per size.
-        params[s] = f"{keys},hostMemGBps=1000,reduceGBps={red[s]:.4f},cores={cores}"
-    return {"alpha_us": alpha, "sendrecv_us": t, "params": params}
+        params[s] = (f"{pre}AlphaUs={alpha:.3f},{pre}GBps={gbps:.4f},hostMemGBps=1000,"
+                     f"reduceGBps={red[s]:.4f},cores={cores}")
+    return params
 
 
 def plan_args(transport, ranks):
@@ -135,6 +145,37 @@ def simulate(build, transport, ranks, size, params, algo, cores):
     sys.exit(f"validate_local: no row in loom-plan output for {transport} {ranks} {size}")
 
 
+def measure_round(a, transports, ranks, sizes, algos):
+    """One round under the lock: membw, calibration and every all-reduce point."""
+    lock = open(a.lock, "w") if a.lock else None  # "": the caller holds it (flock(1))
+    if lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes),
+             "calib": {t: calibrate_round(a.build, t, sizes, a.iters) for t in transports},
+             "points": {}}
+        red = {s: r["membw"][s][1] for s in sizes}
+        for t in transports:
+            # The planner's parameters for this round's loom runs: this round's calibration.
+            params = params_of(t, r["calib"][t]["alpha_us"], r["calib"][t]["sendrecv_us"], red,
+                               a.cores)
+            for p in ranks:
+                for algo in algos:
+                    for s in sizes:
+                        extra = [] if algo == "planner" else ["-a", algo]
+                        env = {"LOOM_PLAN_PARAMS": params[s], "LOOM_DEBUG": "INFO",
+                               "LOOM_DEBUG_SUBSYS": "PLAN"}
+                        log = []
+                        us = driver_times(a.build, "all_reduce_perf", p, t, s, s, a.iters, extra,
+                                          env, log)[s]
+                        r["points"][(t, algo, p, s)] = (us, loom_decision(log[0]))
+        r["ended"] = time.strftime("%H:%M:%S", time.gmtime())
+        return r
+    finally:
+        if lock:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--build", default="build")
@@ -144,11 +185,12 @@ def main():
     ap.add_argument("--transports", default="shm,tcp")
     ap.add_argument("--algos", default="ring,planner", help="forced algorithms and/or 'planner'")
     ap.add_argument("--iters", type=int, default=10)
-    ap.add_argument("--reps", type=int, default=2, help="measurements per point (best is kept)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="measurement rounds, each under the lock on its own (medians are kept)")
     ap.add_argument("--cores", type=int, default=os.cpu_count())
     ap.add_argument("--tolerance", type=float, default=0.25)
     ap.add_argument("--lock", default="/tmp/loom-measure.lock",
-                    help="held while measuring ('' when run under flock(1) on it)")
+                    help="held during each round ('' when run under flock(1) on it)")
     a = ap.parse_args()
     ranks = [int(x) for x in a.ranks.split(",")]
     sizes = [size_arg(x) for x in a.sizes.split(",")]
@@ -159,104 +201,86 @@ def main():
             sys.exit(f"validate_local: --transports: '{t}' is not shm or tcp")
     if sorted(sizes) != [min(sizes) * 4 ** k for k in range(len(sizes))]:
         sys.exit("validate_local: --sizes must be x4 steps (the drivers' -f 4)")
+    if a.rounds < 1:
+        sys.exit("validate_local: --rounds must be >= 1")
     os.makedirs(a.out, exist_ok=True)
 
-    lock = open(a.lock, "w") if a.lock else None  # "": the caller holds it (flock(1))
-    if lock:
-        print(f"validate_local: waiting for {a.lock} ...", flush=True)
-        fcntl.flock(lock, fcntl.LOCK_EX)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    reds = [reduce_rates(a.build, sizes) for _ in range(a.reps)]
-    red = {s: max(r[s] for r in reds) for s in sizes}
-    calib = {t: calibrate(a.build, t, sizes, a.iters, red, a.cores, a.reps) for t in transports}
-    measured = {}  # (t, algo, p, size) -> best us over reps
-    ran = {}  # (t, algo, p, size) -> loom's decision
-    for rep in range(a.reps):
-        for t in transports:
+    rounds = []
+    for i in range(a.rounds):
+        print(f"validate_local: round {i + 1} of {a.rounds} (waiting for {a.lock or 'nothing'})",
+              flush=True)
+        rounds.append(measure_round(a, transports, ranks, sizes, algos))
+        print(f"validate_local: round {i + 1}: {rounds[-1]['started']}-{rounds[-1]['ended']} UTC",
+              flush=True)
+
+    # Calibrated once: the medians over the rounds.
+    red = {s: median([r["membw"][s][1] for r in rounds]) for s in sizes}
+    mcpy = {s: median([r["membw"][s][0] for r in rounds]) for s in sizes}
+    calib = {}
+    for t in transports:
+        alpha = median([r["calib"][t]["alpha_us"] for r in rounds])
+        sr = {s: median([r["calib"][t]["sendrecv_us"][s] for r in rounds]) for s in sizes}
+        calib[t] = {"alpha_us": alpha, "sendrecv_us": sr,
+                    "params": params_of(t, alpha, sr, red, a.cores)}
+
+    rows = []
+    for t in transports:
+        for algo in algos:
             for p in ranks:
-                for algo in algos:
-                    for s in sizes:
-                        extra = [] if algo == "planner" else ["-a", algo]
-                        env = {"LOOM_PLAN_PARAMS": calib[t]["params"][s], "LOOM_DEBUG": "INFO",
-                               "LOOM_DEBUG_SUBSYS": "PLAN"}
-                        log = []
-                        us = driver_times(a.build, "all_reduce_perf", p, t, s, s, a.iters, extra,
-                                          env, log)[s]
-                        k = (t, algo, p, s)
-                        measured[k] = min(us, measured.get(k, us))
-                        ran[k] = loom_decision(log[0])
-    if lock:
-        fcntl.flock(lock, fcntl.LOCK_UN)
+                for s in sizes:
+                    k = (t, algo, p, s)
+                    runs = [r["points"][k][0] for r in rounds]
+                    ran = sorted({r["points"][k][1] for r in rounds})
+                    m = median(runs)
+                    dec, model_us, sim_us = simulate(a.build, t, p, s, calib[t]["params"][s],
+                                                     algo, a.cores)
+                    rows.append({"transport": t, "algo": algo, "ranks": p, "size": s,
+                                 "decision": dec, "loom_ran": ",".join(ran), "measured_us": m,
+                                 "runs_us": runs, "simulated_us": sim_us, "model_us": model_us,
+                                 "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance})
 
-    def point(t, algo, p, s, params, force=None):
-        dec, model_us, sim_us = simulate(a.build, t, p, s, params, force or algo, a.cores)
-        m = measured[(t, algo, p, s)]
-        return {"transport": t, "algo": algo, "ranks": p, "size": s, "decision": dec,
-                "loom_ran": ran[(t, algo, p, s)], "measured_us": m, "simulated_us": sim_us,
-                "model_us": model_us, "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance}
-
-    # A: parameters from independent 2-rank measurements (sendrecv, reduce kernel).
-    rows = [point(t, algo, p, s, calib[t]["params"][s]) for t in transports for algo in algos
-            for p in ranks for s in sizes]
-    # B: the per-flow rate fitted to the 2-rank ring all-reduce itself (its reduction folded into
-    # the rate, reductions free), predicting the ring at the other rank counts.
-    rows_b, fits = [], {}
-    if "ring" in algos and 2 in ranks:
-        for t in transports:
-            alpha = calib[t]["alpha_us"]
-            for s in sizes:
-                gbps = s / max(1e-3, measured[(t, "ring", 2, s)] - 2 * alpha) / 1e3
-                pre = "shm" if t == "shm" else "tcp"
-                fits[(t, s)] = (f"{pre}AlphaUs={alpha:.3f},{pre}GBps={gbps:.4f},hostMemGBps=1000,"
-                                f"reduceGBps=1000000,cores={a.cores}")
-                for p in ranks:
-                    if p != 2:
-                        rows_b.append(point(t, "ring", p, s, fits[(t, s)], "ring"))
-
-    def table(rs):
-        out = ["| transport | schedule | ranks | size | decision (simulated) | loom ran | "
-               "measured us | simulated us | sim/measured | cost model us | |",
-               "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for r in rs:
-            same = r["loom_ran"] == r["decision"]
-            out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
-                       f"{r['decision']} | {'same' if same else r['loom_ran']} | "
-                       f"{r['measured_us']:.0f} | {r['simulated_us']:.0f} | {r['ratio']:.2f} | "
-                       f"{r['model_us']:.0f} | {'PASS' if r['pass'] else 'MISS'} |")
-        n = sum(r["pass"] for r in rs)
-        return out + ["", f"**{n} of {len(rs)} points within {a.tolerance:.0%}.**", ""]
-
+    out = ["| transport | schedule | ranks | size | decision (simulated) | loom ran | "
+           "measured us (median) | rounds min-max | simulated us | sim/measured | |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        same = r["loom_ran"] == r["decision"]
+        out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
+                   f"{r['decision']} | {'same' if same else r['loom_ran']} | "
+                   f"{r['measured_us']:.0f} | {min(r['runs_us']):.0f}-{max(r['runs_us']):.0f} | "
+                   f"{r['simulated_us']:.0f} | {r['ratio']:.2f} | "
+                   f"{'PASS' if r['pass'] else 'MISS'} |")
+    n = sum(r["pass"] for r in rows)
     host = platform.node()
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
-             "float32 sum all-reduce, out of place, best of "
-             f"{a.reps} runs of {a.iters} iterations; loom's own decision under LOOM_PLAN_PARAMS "
-             f"(column 'loom ran'); simulated with `loom-plan --simulate --sim-always --sim-cores "
-             f"{a.cores}` (one machine: per rank the calibrated flow rate, all ranks together "
-             f"{a.cores} x that rate, reductions at the kernel rate x min(1, {a.cores}/ranks)). "
-             f"PASS: simulated within {a.tolerance:.0%} of measured.", "",
-             "## A: calibrated on independent 2-rank measurements", "",
-             "Per size: sendrecv_perf on 2 ranks (both send and receive S at once: the transfer "
-             "rate of one flow, and the latency at 8 B) and membw_perf's loom-red (one core's "
-             f"reduction rate), best of {a.reps} runs.", ""]
-    lines += table(rows)
+             f"float32 sum all-reduce, out of place, {a.iters} iterations per run, median of "
+             f"{a.rounds} rounds (each round under the measurement lock: "
+             + ", ".join(f"{r['started']}-{r['ended']}" for r in rounds) + " UTC); loom's own "
+             "decision under LOOM_PLAN_PARAMS (column 'loom ran'); simulated with `loom-plan "
+             f"--simulate --sim-always --sim-cores {a.cores}`: the ranks are processes sharing "
+             f"{a.cores} cores max-min (a byte sent or received costs a core 1 / (2 x the flow "
+             "rate), a byte reduced on receipt 1 / the reduction rate, reductions and copies of "
+             "all ranks share the same cores as flows share a link; a pair of ranks moves at most "
+             f"the flow rate). PASS: simulated within {a.tolerance:.0%} of measured.", "",
+             "Calibrated once, from the medians of measurements apart from the validated runs: per "
+             "size, sendrecv_perf on 2 ranks (both send and receive S at once: one flow's rate; "
+             "8 B: the latency) and membw_perf's loom-red (one core's reduction rate at that "
+             "size's working set).", ""]
+    lines += out + ["", f"**{n} of {len(rows)} points within {a.tolerance:.0%}.**", ""]
     for t in transports:
         lines.append(f"- {t}: latency {calib[t]['alpha_us']:.1f} us; " + "; ".join(
             f"{human(s)}: {calib[t]['params'][s]}" for s in sizes))
-    if rows_b:
-        lines += ["", "## B: flow rate fitted to the 2-rank ring, predicting 4 and 8 ranks", "",
-                  "Per size the 2-rank ring all-reduce gives one flow's effective rate, its "
-                  "reduction included (reductions then cost nothing extra); what is tested is how "
-                  "the simulator's shared-cores model scales that to more ranks.", ""]
-        lines += table(rows_b)
-        for (t, s), prm in fits.items():
-            lines.append(f"- {t} {human(s)}: {prm}")
+    lines += ["", "One core (membw_perf, median): " + "; ".join(
+        f"{human(s)}: memcpy {mcpy[s]:.2f} GB/s, loom-red {red[s]:.2f} GB/s" for s in sizes), ""]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text)
     with open(os.path.join(a.out, "points.json"), "w") as f:
-        json.dump({"rows_a": rows, "rows_b": rows_b, "calibration": calib, "reduce_gbps": red,
-                   "measured": [{"key": list(k), "us": v, "loom_ran": ran[k]}
-                                for k, v in measured.items()],
+        json.dump({"rows": rows, "calibration": calib, "reduce_gbps": red, "memcpy_gbps": mcpy,
+                   "rounds": [{"started": r["started"], "ended": r["ended"], "membw": r["membw"],
+                               "calib": r["calib"],
+                               "points": [{"key": list(k), "us": v[0], "loom_ran": v[1]}
+                                          for k, v in r["points"].items()]} for r in rounds],
                    "started": started, "host": host}, f, indent=1, default=str)
     print(text)
 
