@@ -8,8 +8,10 @@
 
 #include "algo/registry.h"
 #include "sim/engine.h"
+#include "sim/from_topology.h"
 #include "sim/local_host.h"
 #include "sim/schedule_set.h"
+#include "topo/synth/synth.h"
 
 namespace loom::sim {
 namespace {
@@ -215,6 +217,45 @@ TEST(SimCompute, FoldedEqualsUnfolded) {
     for (int r = 0; r < p; ++r)
       EXPECT_LE(relDiff(folded.rankSeconds[r], plain.rankSeconds[r]), 1e-9) << what;
     if (c.folds) EXPECT_GT(folded.foldClasses, 0) << what;
+  }
+}
+
+// The same on a rail-optimised fat-tree (8 GPUs per host, spray): reductions slow enough to
+// contend, and a host's 8 ranks sharing 4 cores.
+TEST(SimCompute, FoldedEqualsUnfoldedOnAFatTree) {
+  topo::Topology t;
+  ASSERT_TRUE(
+      topo::synth::generateFromSpec(
+          "fat-tree:levels=2,leavesPerPod=2,spinesPerPod=4,hostsPerLeaf=4,rails=8,speed=NDR", &t)
+          .ok());
+  Net net{NodeParams()};
+  ASSERT_TRUE(netFromTopology(t, &net).ok());
+  const int p = net.numGpus();
+  std::vector<int> hostOf(p);
+  for (int r = 0; r < p; ++r) hostOf[r] = net.hostOfGpu(r);
+  for (const char* algo : {"ring", "tree", "hier", "rabenseifner"}) {
+    const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, algo);
+    ASSERT_NE(a, nullptr) << algo;
+    sched::CollArgs args;
+    args.count = kBytes / 4;
+    args.chunkBytes = 256 << 10;
+    ScheduleSet set(p);
+    ASSERT_TRUE(buildScheduleSet(a->build, args, p, hostOf, &set).ok());
+    SimOptions o;
+    o.computeShared = true;
+    o.reduceGBps = 20;
+    o.hostCores = 4;
+    o.foldMinMembers = 2;
+    SimResult folded, plain;
+    ASSERT_TRUE(simulate(net, set, {}, o, &folded).ok());
+    o.fold = false;
+    ASSERT_TRUE(simulate(net, set, {}, o, &plain).ok());
+    EXPECT_LE(relDiff(folded.seconds, plain.seconds), 1e-9) << algo << ": " << folded.foldNote;
+    for (int r = 0; r < p; ++r)
+      EXPECT_LE(relDiff(folded.rankSeconds[r], plain.rankSeconds[r]), 1e-9) << algo;
+    if (std::string(algo) == "ring" || std::string(algo) == "hier")
+      EXPECT_GT(folded.foldClasses, 0) << algo << ": " << folded.foldNote;
+    EXPECT_GT(plain.computeFlows, 0u) << algo;
   }
 }
 

@@ -43,14 +43,20 @@ TEST(SimEngine, RingOnNonBlockingFatTreeMatchesAlphaBeta) {
   ScheduleSet set = ringSet(identityOrder(p), bytes);
   EXPECT_EQ(set.numShapes(), 1);  // every rank's ring is the same relative shape
   for (RoutingMode m : {RoutingMode::kEcmp, RoutingMode::kSpray}) {
-    SimOptions o;
-    o.routing = m;
-    o.latHopUs = 0;  // one alpha for every path
-    SimResult res;
-    ASSERT_TRUE(simulate(net, set, {}, o, &res).ok());
-    double want = ringFormula(p, bytes, o.latNetUs * 1e-6, 50e9, o.reduceGBps * 1e9);
-    EXPECT_NEAR(res.seconds, want, 0.01 * want) << routingName(m);
-    EXPECT_EQ(res.flows, static_cast<uint64_t>(2 * (p - 1) * p));
+    // Compute shared or not: a ring rank reduces one block at a time, so the same formula (with
+    // reductions slow enough to count when shared).
+    for (bool shared : {false, true}) {
+      SimOptions o;
+      o.routing = m;
+      o.latHopUs = 0;  // one alpha for every path
+      o.computeShared = shared;
+      if (shared) o.reduceGBps = 20;
+      SimResult res;
+      ASSERT_TRUE(simulate(net, set, {}, o, &res).ok());
+      double want = ringFormula(p, bytes, o.latNetUs * 1e-6, 50e9, o.reduceGBps * 1e9);
+      EXPECT_NEAR(res.seconds, want, 0.01 * want) << routingName(m) << " shared " << shared;
+      EXPECT_EQ(res.flows, static_cast<uint64_t>(2 * (p - 1) * p));
+    }
   }
 }
 
