@@ -94,8 +94,10 @@ Status PlanSimulator::init() {
     simOpt_.hostCores = o.localCores;
     simOpt_.pairGBps = pairGBps;
     simOpt_.sendCoreGBps = simOpt_.recvCoreGBps = o.coreGBps > 0 ? o.coreGBps : 2 * pairGBps;
-    // The receiver reduces straight out of the transport: a reduction instead of its copy.
-    simOpt_.recvReduceCoreGBps = cp.reduceGBps;
+    // shm: the receiver reduces straight out of the ring, a reduction instead of its copy; tcp: it
+    // still reads the bytes out of the socket (a receive) and then reduces them from its staging.
+    simOpt_.recvReduceCoreGBps =
+        viaTcp ? 1.0 / (1.0 / simOpt_.recvCoreGBps + 1.0 / cp.reduceGBps) : cp.reduceGBps;
     simOpt_.reduceGBps = cp.reduceGBps;
     simOpt_.copyGBps = simOpt_.sendCoreGBps;
     for (int r = 0; r < p; ++r) rankGpu_[r] = r;
