@@ -92,8 +92,8 @@ def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=N
 
 def membw(build, sizes):
     """{size: (memcpy GB/s, loom reduce GB/s)} on one core (membw_perf)."""
-    txt = run([os.path.join(build, "perf", "membw_perf"), "-b", str(min(sizes)), "-e",
-               str(max(sizes)), "-f", "4", "-n", "10", "-w", "2"])
+    txt = run([os.path.join(build, "perf", "membw_perf"), "-b", str(min(sizes) // 4), "-e",
+               str(max(sizes) * 2), "-f", "2", "-n", "10", "-w", "2"])
     out = {}
     for line in txt.splitlines():
         if line.startswith("#") or not line.strip():
@@ -215,8 +215,9 @@ def main():
               flush=True)
 
     # Calibrated once: the medians over the rounds.
-    red = {s: median([r["membw"][s][1] for r in rounds]) for s in sizes}
-    mcpy = {s: median([r["membw"][s][0] for r in rounds]) for s in sizes}
+    swept = sorted(rounds[0]["membw"])
+    red = {s: median([r["membw"][s][1] for r in rounds]) for s in swept}
+    mcpy = {s: median([r["membw"][s][0] for r in rounds]) for s in swept}
     calib = {}
     for t in transports:
         alpha = median([r["calib"][t]["alpha_us"] for r in rounds])
@@ -271,7 +272,7 @@ def main():
         lines.append(f"- {t}: latency {calib[t]['alpha_us']:.1f} us; " + "; ".join(
             f"{human(s)}: {calib[t]['params'][s]}" for s in sizes))
     lines += ["", "One core (membw_perf, median): " + "; ".join(
-        f"{human(s)}: memcpy {mcpy[s]:.2f} GB/s, loom-red {red[s]:.2f} GB/s" for s in sizes), ""]
+        f"{human(s)}: memcpy {mcpy[s]:.2f}, loom-red {red[s]:.2f} GB/s" for s in swept), ""]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text)
