@@ -15,7 +15,45 @@ MaxMin::MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* 
       wsum_(capacity->size(), 0.0),
       linkStamp_(capacity->size(), 0),
       linkVer_(capacity->size(), 0),
-      pushMark_(capacity->size(), 0) {}
+      pushMark_(capacity->size(), 0),
+      bound_(capacity->size(), 0.0),
+      isSource_(capacity->size(), 0),
+      wasTight_(capacity->size(), 0) {}
+
+void MaxMin::registerPath(uint32_t off, uint32_t len) {
+  if (off >= registered_.size())
+    registered_.resize(std::max<size_t>(off + 1, 2 * registered_.size()), 0);
+  if (registered_[off] || len == 0) return;
+  registered_[off] = 1;
+  uint32_t src = 0;  // the hop with the smallest capacity / weight
+  for (uint32_t i = 1; i < len; ++i) {
+    const PathHop& a = (*pool_)[off + i];
+    const PathHop& b = (*pool_)[off + src];
+    if (cap_[a.link] * b.weight < cap_[b.link] * a.weight) src = i;
+  }
+  const PathHop& s = (*pool_)[off + src];
+  isSource_[s.link] = 1;
+  for (uint32_t i = 0; i < len; ++i) {
+    const PathHop& h = (*pool_)[off + i];
+    if (h.link == s.link) continue;
+    double r = h.weight / s.weight;
+    auto [it, fresh] = ratio_.emplace((static_cast<uint64_t>(s.link) << 32) | h.link, r);
+    if (!fresh && it->second >= r) continue;
+    bound_[h.link] += cap_[s.link] * (fresh ? r : r - it->second);
+    it->second = r;
+  }
+  if (ratio_.size() > kMaxBoundEntries) dropBounds();
+}
+
+void MaxMin::dropBounds() {
+  // Links slack only by their bound now constrain again: their flows are re-solved.
+  bounds_ = false;
+  for (size_t l = 0; l < cap_.size(); ++l)
+    if (!linkFlows_[l].empty()) touch(static_cast<int>(l));
+  ratio_ = {};
+  bound_ = {};
+  registered_ = {};
+}
 
 void MaxMin::touch(int link) {
   if (linkStamp_[link] == stamp_ + 1) return;  // already dirty in this round
@@ -47,6 +85,8 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
   active_.push_back(f);
   fl.mult = 1;
   setCap(&fl);
+  fresh_.push_back(f);
+  if (bounds_) registerPath(off, len);
   pos_[f].resize(len);  // keeps its capacity when the slot is reused: no allocation per flow
   for (uint32_t i = 0; i < len; ++i) {
     const PathHop& h = hop(fl, i);
@@ -81,6 +121,7 @@ void MaxMin::addMember(uint32_t f) {
     const PathHop& h = hop(fl, i);
     load_[h.link] += h.weight * fl.mult;
     demand_[h.link] += h.weight * fl.mult * fl.cap;
+    touch(h.link);  // its demand grew: it may constrain now
   }
 }
 
@@ -128,8 +169,18 @@ int MaxMin::collect(bool global) {
         }
       }
   } else {
-    // Seeds: every flow on a touched link. Growth: only through links that can constrain.
+    // Seeds: new flows, and every flow on a touched link that can constrain now or could when
+    // its flows were last solved. Growth: only through links that can constrain.
+    for (uint32_t f : fresh_) {
+      if (!flows_[f].active || flows_[f].stamp == s) continue;
+      flows_[f].stamp = s;
+      comp_.push_back(f);
+    }
     for (uint32_t l : dirty_) {
+      bool tight = !slack(l);
+      bool was = wasTight_[l];
+      wasTight_[l] = tight;
+      if (!tight && !was) continue;
       for (uint32_t f : linkFlows_[l]) {
         if (flows_[f].stamp == s) continue;
         flows_[f].stamp = s;
@@ -151,7 +202,10 @@ int MaxMin::collect(bool global) {
       }
     }
   }
+  if (global)
+    for (uint32_t l : dirty_) wasTight_[l] = !slack(l);
   dirty_.clear();
+  fresh_.clear();
   return static_cast<int>(comp_.size());
 }
 

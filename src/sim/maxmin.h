@@ -8,10 +8,21 @@
 // weight). A link whose flows' caps cannot fill it (sum of weight * cap <= capacity) never
 // constrains anyone, so it neither joins components nor enters the filling; this is exact and
 // keeps flows that only share non-blocking spines (sprayed, or a 1:1 fat-tree) independent.
+//
+// Bounded links: the demand test fails when flows pile up behind one NIC (k flows of cap c each
+// claim k * c of every spine they are sprayed over, though together they get at most c). So each
+// path also gets a source: its hop with the smallest capacity / weight; the flows of all paths
+// with source s load s at most its capacity, so they load another link l at most
+// cap(s) * max(w_l / w_s) over those paths. A link that is nobody's source and whose bound (sum
+// over sources) is within its capacity never constrains either. Exact (the sources themselves
+// are always solved or demand-slack); on a 1:1 fat-tree it keeps piled-up flows from coupling the
+// whole fabric through the spines. Bounds are kept per (source, link) for up to
+// kMaxBoundEntries pairs, then turned off (every link is solved again).
 #pragma once
 
 #include <cstdint>
 #include <queue>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/net.h"
@@ -69,7 +80,13 @@ class MaxMin {
     uint32_t link, ver;
     bool operator>(const Share& o) const { return share > o.share; }
   };
-  bool slack(uint32_t l) const { return demand_[l] <= cap_[l] * (1 + 1e-9); }
+  bool slack(uint32_t l) const {
+    return demand_[l] <= cap_[l] * (1 + 1e-9) ||
+           (bounds_ && !isSource_[l] && bound_[l] <= cap_[l] * (1 + 1e-9));
+  }
+  void registerPath(uint32_t off, uint32_t len);
+  void dropBounds();
+  static constexpr size_t kMaxBoundEntries = size_t{1} << 23;
   int collect(bool global);
   void setCap(Flow* fl);
   void pushShares();
@@ -91,6 +108,16 @@ class MaxMin {
   std::vector<uint32_t> linkStamp_, linkVer_, dirty_;
   std::vector<uint32_t> comp_, compLinks_, bfs_, toPush_;
   std::vector<uint8_t> pushMark_;
+  // Per link: whether it could constrain (not slack) when its flows were last solved. A dirty link
+  // that is slack now and was then changes nobody's rate: only its new flows (fresh_) are solved.
+  std::vector<uint8_t> wasTight_;
+  std::vector<uint32_t> fresh_;
+  // Bounded links (see the top): per link the bound and whether it is some path's source; per
+  // (source, link) the largest weight ratio; which pool offsets (paths) are registered.
+  bool bounds_ = true;
+  std::vector<double> bound_;
+  std::vector<uint8_t> isSource_, registered_;
+  std::unordered_map<uint64_t, double> ratio_;
   uint32_t stamp_ = 1;
   std::priority_queue<Share, std::vector<Share>, std::greater<Share>> heap_;
 };

@@ -2,6 +2,7 @@
 // forms on a non-blocking fat-tree, the taper of a 2:1 fat-tree, what-if, Dragonfly+ routing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "algo/registry.h"
@@ -197,6 +198,74 @@ TEST(SimFabric, EightChannelRingReachesHostNicBandwidth) {
   double busbw = (512 << 20) / r.seconds * 2 * (p - 1) / p / 1e9;
   EXPECT_GT(busbw, 0.9 * 400);
   EXPECT_LE(busbw, 400 * 1.0001);
+}
+
+// loom's ring across the pods of a 3-level non-blocking fat-tree (4 pods x 2 leaves x 4 hosts, one
+// GPU each, spray): every step is one message per ring edge, so the run is the chain of 2 (p-1)
+// steps of the slowest starting point, each costing its edge's alpha (2 us + 0.3 us per switch:
+// 1 on a leaf, 3 across leaves, 5 across pods) plus S / B, and S / gamma after each reduce-scatter
+// receive. This is the case that went wrong at 16,384 GPUs (flows behind one NIC coupled the whole
+// fabric through the spines); the large-message point also has several messages per NIC at once.
+TEST(SimFabric, FlatRingAcrossPodsMatchesAlphaBeta) {
+  std::unique_ptr<Net> net;
+  ASSERT_TRUE(makeNet("fat-tree:levels=3,pods=4,leavesPerPod=2,spinesPerPod=4,cores=8,"
+                      "hostsPerLeaf=4,speed=NDR",
+                      oneGpu(), &net)
+                  .ok());
+  const int p = 32, hostsPerLeaf = 4, hostsPerPod = 8;
+  ASSERT_EQ(net->numGpus(), p);
+  SimOptions o;
+  const double B = 50e9, gamma = o.reduceGBps * 1e9;
+  auto alpha = [&](int a, int b) {
+    int sw = a / hostsPerPod != b / hostsPerPod ? 5 : a / hostsPerLeaf != b / hostsPerLeaf ? 3 : 1;
+    return (o.latNetUs + o.latHopUs * sw) * 1e-6;
+  };
+  for (double n : {256.0 * 1024, 16.0 * 1024 * 1024}) {  // one pipeline loop: S = n / p
+    const double S = n / p;
+    double want = 0;
+    for (int r = 0; r < p; ++r) {  // the segment that starts at rank r
+      double t = 0;
+      for (int k = 0; k < 2 * (p - 1); ++k)
+        t += alpha((r + k) % p, (r + k + 1) % p) + S / B + (k < p - 1 ? S / gamma : 0);
+      want = std::max(want, t);
+    }
+    for (bool fold : {true, false}) {
+      o.fold = fold;
+      ScheduleSet set(p);
+      ASSERT_TRUE(buildSet("ring", static_cast<uint64_t>(n), p, &set).ok());
+      SimResult r;
+      ASSERT_TRUE(simulate(*net, set, {}, o, &r).ok());
+      EXPECT_NEAR(r.seconds, want, 0.01 * want) << n << " bytes, fold " << fold;
+    }
+  }
+}
+
+// Eight GPUs per host (NVLink inside, one NIC per rail): the NIC steps of a 16 MiB ring are slower
+// than the NVLink ones, so several messages queue on each NIC and share it. The solver's shortcut
+// (links that the flows' own NICs keep below capacity are left out of the rate solve) gives the
+// same times and link bytes as the exact global solve, and the ring runs near NIC line rate.
+TEST(SimFabric, QueuedNicFlowsSolveLikeExactGlobalSolve) {
+  std::unique_ptr<Net> net;
+  ASSERT_TRUE(makeNet("fat-tree:levels=3,pods=2,leavesPerPod=1,spinesPerPod=4,cores=32,"
+                      "hostsPerLeaf=4,rails=8,speed=NDR",
+                      NodeParams(), &net)
+                  .ok());
+  const int p = 64;
+  const double n = 16 << 20;
+  ScheduleSet set(p);
+  ASSERT_TRUE(buildSet("ring", static_cast<uint64_t>(n), p, &set).ok());
+  SimOptions o;
+  SimResult fast, exact;
+  ASSERT_TRUE(simulate(*net, set, {}, o, &fast).ok());
+  o.exact = true;
+  ASSERT_TRUE(simulate(*net, set, {}, o, &exact).ok());
+  EXPECT_NEAR(fast.seconds, exact.seconds, 1e-9 * exact.seconds);
+  for (int l = 0; l < net->numLinks(); ++l)
+    ASSERT_NEAR(fast.linkBytes[l], exact.linkBytes[l], 1e-6 * (1 + exact.linkBytes[l]));
+  EXPECT_LT(fast.recomputeFlows, exact.recomputeFlows / 10);
+  double wire = 2.0 * (p - 1) / p * n / 50e9;  // each host's NIC carries this at line rate
+  EXPECT_GT(fast.seconds, wire);
+  EXPECT_LT(fast.seconds, 1.1 * wire);
 }
 
 }  // namespace
