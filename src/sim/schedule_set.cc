@@ -65,6 +65,7 @@ Status ScheduleSet::add(const sched::Schedule& s) {
   }
   sh.hash = h;
   totalSteps_ += sh.steps.size();
+  ++built_;
   auto range = byHash_.equal_range(h);
   for (auto it = range.first; it != range.second; ++it) {
     if (sameShape(shapes_[it->second], sh)) {
@@ -91,18 +92,48 @@ Status ScheduleSet::add(const sched::Schedule& s) {
   return Status();
 }
 
+Status ScheduleSet::addSameAs(int rank, int like) {
+  if (rank < 0 || rank >= nranks_ || like < 0 || like >= nranks_ || shapeOf_[like] < 0)
+    return invalidArgument("sim::ScheduleSet: rank ", rank, " like rank ", like, " of ", nranks_,
+                           " (which must be added first)");
+  if (shapeOf_[rank] >= 0) return invalidArgument("sim::ScheduleSet: rank ", rank, " twice");
+  shapeOf_[rank] = shapeOf_[like];
+  totalSteps_ += shapes_[shapeOf_[like]].steps.size();
+  return Status();
+}
+
 Status ScheduleSet::complete() const {
   for (int r = 0; r < nranks_; ++r)
     if (shapeOf_[r] < 0) return invalidArgument("sim::ScheduleSet: no schedule for rank ", r);
   return Status();
 }
 
+namespace {
+
+// Ranks per host when every host holds that many consecutive ranks (and hosts differ between
+// blocks); 0 otherwise. Empty hostOf: every rank its own host (1).
+int hostBlock(int n, const std::vector<int>& hostOf) {
+  if (hostOf.empty()) return 1;
+  int g = 1;
+  while (g < n && hostOf[g] == hostOf[0]) ++g;
+  if (n % g != 0) return 0;
+  std::unordered_map<int, int> seen;
+  for (int r = 0; r < n; ++r) {
+    if (hostOf[r] != hostOf[r - r % g]) return 0;
+    if (r % g == 0 && !seen.emplace(hostOf[r], r).second) return 0;
+  }
+  return g;
+}
+
+}  // namespace
+
 Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, int nranks,
-                        const std::vector<int>& hostOf, ScheduleSet* out) {
+                        const std::vector<int>& hostOf, ScheduleSet* out, bool symmetric) {
   sched::Group g;
   g.nranks = nranks;
   g.hostOf = hostOf;
-  for (int r = 0; r < nranks; ++r) {
+  auto add = [&](int r) -> Status {
+    if (out->has(r)) return Status();
     g.rank = r;
     sched::Schedule s;
     Status st = build(args, g, &s);
@@ -110,8 +141,34 @@ Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, i
     s.rank = r;
     s.nranks = nranks;
     if (out->algo.empty()) out->algo = s.algo;
-    LOOM_CHECK(out->add(s));
+    return out->add(s);
+  };
+  const int block = hostBlock(nranks, hostOf);
+  const int kProbes = 64;
+  if (symmetric && block > 0 && nranks > 2 * block + kProbes) {
+    // Period: 1 when the first block's ranks are all alike, else the block.
+    for (int r = 0; r < block; ++r) LOOM_CHECK(add(r));
+    int period = 1;
+    for (int r = 1; r < block; ++r)
+      if (out->shapeIdOfRank(r) != out->shapeIdOfRank(0)) period = block;
+    LOOM_CHECK(add(period));  // rank `period` is the first of the next period
+    bool ok = out->shapeIdOfRank(period) == out->shapeIdOfRank(0);
+    std::vector<int> probes;
+    for (int r = nranks - period; r < nranks; ++r) probes.push_back(r);
+    for (int k = 1; k <= kProbes; ++k)
+      probes.push_back(static_cast<int>((int64_t{nranks} * k) / (kProbes + 1) + k * 7919 % period));
+    for (size_t i = 0; ok && i < probes.size(); ++i) {
+      int r = probes[i] % nranks;
+      LOOM_CHECK(add(r));
+      ok = out->shapeIdOfRank(r) == out->shapeIdOfRank(r % period);
+    }
+    if (ok) {
+      for (int r = 0; r < nranks; ++r)
+        if (!out->has(r)) LOOM_CHECK(out->addSameAs(r, r % period));
+      return out->complete();
+    }
   }
+  for (int r = 0; r < nranks; ++r) LOOM_CHECK(add(r));
   return out->complete();
 }
 

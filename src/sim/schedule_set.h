@@ -36,8 +36,12 @@ class ScheduleSet {
   int nranks() const { return nranks_; }
   // Adds rank s.rank's schedule (checked: peers in range, deps point backwards).
   Status add(const sched::Schedule& s);
+  // Rank `rank` runs the same shape as rank `like` (already added), without building it.
+  Status addSameAs(int rank, int like);
   // Every rank has a schedule.
   Status complete() const;
+  bool has(int rank) const { return shapeOf_[rank] >= 0; }
+  int built() const { return built_; }  // schedules built and added (not addSameAs)
   const Shape& shapeOfRank(int r) const { return shapes_[shapeOf_[r]]; }
   int shapeIdOfRank(int r) const { return shapeOf_[r]; }
   const Shape& shape(int id) const { return shapes_[id]; }
@@ -51,12 +55,23 @@ class ScheduleSet {
   std::vector<Shape> shapes_;
   std::unordered_multimap<uint64_t, int32_t> byHash_;
   uint64_t totalSteps_ = 0;
+  int built_ = 0;
 };
 
 using RankBuildFn =
     std::function<Status(const sched::CollArgs&, const sched::Group&, sched::Schedule*)>;
-// Builds every rank's schedule with `build` (hostOf as in sched::Group) into `out`.
+// Every rank's schedule built with `build` (hostOf as in sched::Group), into `out`.
+//
+// Symmetry shortcut (`symmetric`, on by default): most builders give rank r + P the shape of rank
+// r for a period P of 1 (a ring: all ranks alike) or of the ranks per host (hier: ranks with the
+// same local index), when every host holds the same number of consecutive ranks. Building all p
+// schedules of a ring is O(p^2) steps (16,384 ranks: 537 M), so the period is found and checked
+// instead: ranks 0..P-1 are built, then the last P ranks and 64 ranks spread over the rest; if
+// every one of them has the shape of its class (r mod P), the other ranks take that shape without
+// being built; at the first that does not, every rank is built. Rings whose segments differ in
+// size (count not a multiple of p), trees and butterflies show it in their first ranks and are
+// built in full. Tests compare the result with the full build.
 Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, int nranks,
-                        const std::vector<int>& hostOf, ScheduleSet* out);
+                        const std::vector<int>& hostOf, ScheduleSet* out, bool symmetric = true);
 
 }  // namespace loom::sim

@@ -171,5 +171,58 @@ TEST(SimFoldFallback, UgalIsNotFolded) {
   EXPECT_EQ(r.solverFlows, r.flows);
 }
 
+bool sameSteps(const Shape& a, const Shape& b) {
+  if (a.steps.size() != b.steps.size() || a.deps != b.deps) return false;
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const SimStep& x = a.steps[i];
+    const SimStep& y = b.steps[i];
+    if (x.op != y.op || x.peerDelta != y.peerDelta || x.seq != y.seq || x.bytes != y.bytes ||
+        x.depBegin != y.depBegin || x.depCount != y.depCount)
+      return false;
+  }
+  return true;
+}
+
+// Building one schedule per period (ring: 1, hier: the ranks per host) and probing the rest gives
+// every rank exactly the schedule the full build gives, for every registered all-reduce, with
+// counts that do and do not divide into p, hosts of 8 ranks or one rank each; and the shortcut is
+// taken where it should be (ring, hier) and not where ranks differ (tree, uneven segments).
+TEST(SimScheduleSet, SymmetricBuildEqualsFullBuild) {
+  const std::vector<std::string> algos = {"ring", "hier", "hier_tree", "tree", "rabenseifner"};
+  int shortcuts = 0;
+  for (int p : {96, 128, 200}) {
+    for (int perHost : {1, 8}) {
+      std::vector<int> hostOf(p);
+      for (int r = 0; r < p; ++r) hostOf[r] = r / perHost;
+      for (uint64_t count : {uint64_t(p) * 3000, uint64_t(p) * 3000 + 5}) {
+        for (const std::string& name : algos) {
+          const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, name.c_str());
+          if (!a) continue;
+          sched::CollArgs args;
+          args.count = count;
+          args.chunkBytes = 8192;  // several pipeline loops
+          ScheduleSet full(p), sym(p);
+          Status sf = buildScheduleSet(a->build, args, p, hostOf, &full, false);
+          Status ss = buildScheduleSet(a->build, args, p, hostOf, &sym, true);
+          ASSERT_EQ(sf.ok(), ss.ok()) << name;
+          if (!sf.ok()) continue;  // the builder does not take this p
+          std::string what = strCat(name, " p=", p, " perHost=", perHost, " count=", count);
+          EXPECT_EQ(full.numShapes(), sym.numShapes()) << what;
+          EXPECT_EQ(full.totalSteps(), sym.totalSteps()) << what;
+          for (int r = 0; r < p; ++r)
+            ASSERT_TRUE(sameSteps(full.shapeOfRank(r), sym.shapeOfRank(r)))
+                << what << " rank " << r;
+          bool took = sym.built() < p;
+          if (name == "ring" && count % p == 0) EXPECT_TRUE(took) << what;
+          if (name == "hier" && count % p == 0 && perHost == 8) EXPECT_TRUE(took) << what;
+          if (name == "tree" || (name == "ring" && count % p != 0)) EXPECT_FALSE(took) << what;
+          shortcuts += took;
+        }
+      }
+    }
+  }
+  EXPECT_GT(shortcuts, 0);
+}
+
 }  // namespace
 }  // namespace loom::sim
