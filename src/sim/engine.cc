@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -118,23 +119,18 @@ class Engine {
     uint32_t sendStep, recvStep;
     uint64_t bytes;
     uint32_t path;
-    int32_t more = -1;  // further members of a bundle: index into members_
+    uint64_t conn = kNoConn;  // its connection (a transfer), Folding::key(src, send delta)
   };
-  struct Member {
-    int32_t src, dst;
-    uint32_t sendStep, recvStep;
-    int32_t next;
-  };
+  static constexpr uint64_t kNoConn = ~0ull;
   void finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency,
               bool reduced);
   std::vector<FlowInfo> flowInfo_;  // indexed like MaxMin flow ids
-  std::vector<Member> members_;     // bundle members (pool with a free list)
-  int32_t freeMember_ = -1;
-  // Bundling (with fold): flows started since the last solve, per path: the last flow id + 1
-  // and the solve round it was started in.
-  std::vector<uint32_t> bundleFlow_;
-  std::vector<uint64_t> bundleRound_;
-  uint64_t round_ = 1;
+  // Connections: one per (sender unit, send delta). Its messages go out one after another (FIFO,
+  // as on loom's transports): a message that finds its connection busy waits in line and takes
+  // over the flow when the one before it is out (same path: same rate, no new solve).
+  std::unordered_map<uint64_t, uint32_t> connFlow_;  // busy connection -> its flow
+  std::unordered_map<uint64_t, std::deque<FlowInfo>> connQueue_;
+  void nextOnConnection(uint32_t f);
   // Compute: unit u's core(s) are solver link cpuBase_ + u, host h's shared cores hostBase_ + h;
   // per unit the hosts it has members on, with the member count (hostCores > 0 only).
   bool compute_ = false, cpuMoves_ = false, fused_ = false;
@@ -212,7 +208,7 @@ void Engine::startCompute(int unit, uint32_t step, uint64_t bytes, double gbps) 
   ++res_->computeFlows;
   uint32_t f = mm_->addFlow(paths_[pid].off, paths_[pid].len, static_cast<double>(bytes), now_);
   if (f >= flowInfo_.size()) flowInfo_.resize(f + 1);
-  flowInfo_[f] = FlowInfo{unit, -1, step, 0, bytes, pid, -1};
+  flowInfo_[f] = FlowInfo{unit, -1, step, 0, bytes, pid, kNoConn};
 }
 
 Status Engine::setUpCompute() {
@@ -318,40 +314,46 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
     pid = cpuPathFor(pid, src, dst, sendDelta,
                      fused_ && unitShape(dst).steps[recvStep].op == OpKind::kRecvReduce);
   const PathRec& p = paths_[pid];
-  if (opt_.fold && !opt_.exact) {
-    // A flow like one already started at this instant on the same path (no solve in between):
-    // it joins that flow as a bundle member.
-    if (pid >= bundleFlow_.size()) {
-      bundleFlow_.resize(pid + 1, 0);
-      bundleRound_.resize(pid + 1, 0);
-    }
-    if (bundleRound_[pid] == round_) {
-      uint32_t g = bundleFlow_[pid];
-      if (mm_->active(g) && mm_->fresh(g) && flowInfo_[g].path == pid &&
-          flowInfo_[g].bytes == bytes) {
-        mm_->addMember(g);
-        int32_t m = freeMember_;
-        if (m >= 0) {
-          freeMember_ = members_[m].next;
-        } else {
-          m = static_cast<int32_t>(members_.size());
-          members_.emplace_back();
-        }
-        members_[m] = Member{src, dst, sendStep, recvStep, flowInfo_[g].more};
-        flowInfo_[g].more = m;
-        return Status();
-      }
-    }
+  const uint64_t conn = Folding::key(src, sendDelta);
+  auto busy = connFlow_.find(conn);
+  if (busy != connFlow_.end()) {
+    connQueue_[conn].push_back(FlowInfo{src, dst, sendStep, recvStep, bytes, pid, conn});
+    return Status();
   }
   ++res_->solverFlows;
   uint32_t f = mm_->addFlow(p.off, p.len, static_cast<double>(bytes), now_);
   if (f >= flowInfo_.size()) flowInfo_.resize(f + 1);
-  flowInfo_[f] = FlowInfo{src, dst, sendStep, recvStep, bytes, pid, -1};
-  if (pid < bundleFlow_.size()) {
-    bundleFlow_[pid] = f;
-    bundleRound_[pid] = round_;
-  }
+  flowInfo_[f] = FlowInfo{src, dst, sendStep, recvStep, bytes, pid, conn};
+  connFlow_[conn] = f;
   return Status();
+}
+
+// Flow f's message is out: the next one on its connection takes the flow over, or the flow ends.
+void Engine::nextOnConnection(uint32_t f) {
+  const uint64_t conn = flowInfo_[f].conn;
+  auto q = connQueue_.find(conn);
+  if (q == connQueue_.end() || q->second.empty()) {
+    if (q != connQueue_.end()) connQueue_.erase(q);
+    connFlow_.erase(conn);
+    mm_->removeFlow(f, now_);
+    return;
+  }
+  FlowInfo next = q->second.front();
+  q->second.pop_front();
+  if (next.path == flowInfo_[f].path) {
+    flowInfo_[f] = next;
+    double t = mm_->refill(f, static_cast<double>(next.bytes), now_);
+    if (t < MaxMin::kInf) push(t, kEvFlowEnd, f, 0, mm_->version(f));
+    return;
+  }
+  // Another path (UGAL, or a receive reduced by the CPU): a new flow.
+  mm_->removeFlow(f, now_);
+  ++res_->solverFlows;
+  const PathRec& p = paths_[next.path];
+  uint32_t g = mm_->addFlow(p.off, p.len, static_cast<double>(next.bytes), now_);
+  if (g >= flowInfo_.size()) flowInfo_.resize(g + 1);
+  flowInfo_[g] = next;
+  connFlow_[conn] = g;
 }
 
 Status Engine::ready(int unit, uint32_t step) {
@@ -426,27 +428,20 @@ void Engine::finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvSt
 }
 
 void Engine::flowEnd(uint32_t f) {
-  const FlowInfo& fi = flowInfo_[f];
+  const FlowInfo fi = flowInfo_[f];
   const PathRec& p = paths_[fi.path];
   const double bytes = static_cast<double>(fi.bytes) * mm_->mult(f);
   for (uint32_t i = 0; i < p.len; ++i) {
     const PathHop& h = hops_[p.off + i];
     linkAcc_[h.link] += bytes * h.weight;
   }
-  mm_->removeFlow(f, now_);
   if (fi.dst < 0) {  // compute: the step is done
+    mm_->removeFlow(f, now_);
     push(now_, kEvStepDone, fi.src, fi.sendStep);
     return;
   }
   finish(fi.src, fi.sendStep, fi.dst, fi.recvStep, p.latency, p.reduces);
-  for (int32_t m = fi.more; m >= 0;) {
-    const Member& mb = members_[m];
-    finish(mb.src, mb.sendStep, mb.dst, mb.recvStep, p.latency, p.reduces);
-    int32_t next = mb.next;
-    members_[m].next = freeMember_;
-    freeMember_ = m;
-    m = next;
-  }
+  nextOnConnection(f);
 }
 
 Status Engine::stepDone(int unit, uint32_t step) {
@@ -558,7 +553,6 @@ Status Engine::run() {
   };
   for (;;) {
     int c = mm_->recompute(now_, opt_.exact || !opt_.components, emit);
-    ++round_;
     if (c > 0) {
       ++res_->recomputes;
       res_->recomputeFlows += c;

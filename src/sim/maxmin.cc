@@ -16,9 +16,9 @@ MaxMin::MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* 
       linkStamp_(capacity->size(), 0),
       linkVer_(capacity->size(), 0),
       pushMark_(capacity->size(), 0),
+      wasTight_(capacity->size(), 0),
       bound_(capacity->size(), 0.0),
-      isSource_(capacity->size(), 0),
-      wasTight_(capacity->size(), 0) {}
+      isSource_(capacity->size(), 0) {}
 
 void MaxMin::registerPath(uint32_t off, uint32_t len) {
   if (off >= registered_.size())
@@ -108,21 +108,12 @@ void MaxMin::setCap(Flow* fl) {
   }
 }
 
-void MaxMin::addMember(uint32_t f) {
+double MaxMin::refill(uint32_t f, double bytes, double now) {
   Flow& fl = flows_[f];
-  for (uint32_t i = 0; i < fl.len; ++i) {
-    const PathHop& h = hop(fl, i);
-    load_[h.link] -= h.weight * fl.mult;
-    demand_[h.link] -= h.weight * fl.mult * fl.cap;
-  }
-  fl.mult += 1;
-  setCap(&fl);
-  for (uint32_t i = 0; i < fl.len; ++i) {
-    const PathHop& h = hop(fl, i);
-    load_[h.link] += h.weight * fl.mult;
-    demand_[h.link] += h.weight * fl.mult * fl.cap;
-    touch(h.link);  // its demand grew: it may constrain now
-  }
+  fl.bytesLeft = bytes;
+  fl.lastT = now;
+  ++fl.version;
+  return fl.rate > 0 ? now + bytes / fl.rate : kInf;
 }
 
 void MaxMin::removeFlow(uint32_t f, double now) {

@@ -38,11 +38,9 @@ class MaxMin {
   // The flow crosses (*pool)[off, off + len) (the pool may grow, entries must not change).
   uint32_t addFlow(uint32_t off, uint32_t len, double bytes, double now);
   void removeFlow(uint32_t f, double now);
-  // Bundling: one more flow exactly like f (same path, bytes and start), not solved yet (fresh).
-  // Flows alike in everything get the same max-min rate, so a bundle of m is one flow whose
-  // weights count m times.
-  void addMember(uint32_t f);
-  bool fresh(uint32_t f) const { return flows_[f].fresh; }
+  // The flow carries `bytes` more from now at its current rate (the next message of its
+  // connection: same path, so no rate changes); returns its new finish time (kInf: stalled).
+  double refill(uint32_t f, double bytes, double now);
   double mult(uint32_t f) const { return flows_[f].mult; }
   uint32_t version(uint32_t f) const { return flows_[f].version; }
   bool active(uint32_t f) const { return flows_[f].active; }

@@ -151,7 +151,7 @@ TEST(SimFabric, ValiantDoublesGlobalBytesOnDragonflyPlus) {
 }
 
 // Coarse batching (loom-sim --batch-us) is an approximation: every event may complete up to
-// timeEpsilon early. For algorithms with few large steps (Rabenseifner) 1 us stays within 0.5%
+// timeEpsilon early. For algorithms with few large steps (Rabenseifner) 1 us stays within 1%
 // of the exact-timing run on a 2:1 fat-tree. (Not for pipelined rings of small chunks: there
 // early completions reshuffle contention and the makespan moved by up to +20% in our runs.)
 TEST(SimFabric, MicrosecondBatchingStaysCloseToExact) {
@@ -170,7 +170,7 @@ TEST(SimFabric, MicrosecondBatchingStaysCloseToExact) {
     ASSERT_TRUE(simulate(*net, set, {}, o, &fine).ok());
     o.timeEpsilon = 1e-6;
     ASSERT_TRUE(simulate(*net, set, {}, o, &coarse).ok());
-    EXPECT_NEAR(coarse.seconds, fine.seconds, 0.005 * fine.seconds) << routingName(m);
+    EXPECT_NEAR(coarse.seconds, fine.seconds, 0.01 * fine.seconds) << routingName(m);
     EXPECT_LE(coarse.recomputes, fine.recomputes) << routingName(m);
   }
 }
