@@ -127,6 +127,38 @@ TEST(SimEngine, BatchedComponentsEqualExactGlobalSolve) {
   }
 }
 
+// Two messages from rank 0 to rank 1, ready together, share one connection and go out in order:
+// the first is in after S / B (rank 1 then tells rank 2 with an empty message), the second after
+// 2 S / B. As two flows sharing the NIC both would take 2 S / B, and a pipelined ring that queues
+// messages behind a NIC would move in bursts.
+TEST(SimEngine, MessagesOnOneConnectionGoOutInOrder) {
+  Net net(oneGpuHosts());
+  ASSERT_TRUE(buildFatTree(TinyFatTree{}, &net).ok());  // 3 hosts on one leaf, 50 GB/s
+  const uint64_t S = 4 << 20;
+  sched::Schedule a, b, c;
+  a.rank = 0;
+  b.rank = 1;
+  c.rank = 2;
+  a.nranks = b.nranks = c.nranks = 3;
+  a.send(1, {}, S);
+  a.send(1, {}, S);
+  int first = b.recv(0, {}, S);
+  b.recv(0, {}, S);
+  b.send(2, {}, 0, {first});
+  c.recv(1, {}, 0);
+  ScheduleSet set(3);
+  ASSERT_TRUE(set.add(a).ok());
+  ASSERT_TRUE(set.add(b).ok());
+  ASSERT_TRUE(set.add(c).ok());
+  SimOptions o;
+  o.fold = false;
+  SimResult res;
+  ASSERT_TRUE(simulate(net, set, {}, o, &res).ok());
+  const double alpha = (o.latNetUs + o.latHopUs) * 1e-6, wire = S / 50e9;
+  EXPECT_NEAR(res.rankSeconds[2], wire + 2 * alpha, 1e-9);
+  EXPECT_NEAR(res.rankSeconds[1], 2 * wire + alpha, 1e-9);
+}
+
 TEST(SimEngine, UnmatchedSendIsReportedAsDeadlock) {
   Net net(oneGpuHosts());
   ASSERT_TRUE(buildFatTree(TinyFatTree{}, &net).ok());
