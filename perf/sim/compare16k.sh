@@ -9,6 +9,7 @@
 #                per spine (16 per group pair); the generator gives each host one 400 Gb/s NIC
 # Routing: spray (adaptive: every flow split evenly over all shortest paths) on all three, so
 # symmetric ranks fold (sim/fold.h); exact timing (no --batch-us).
+# TIMEOUT (env, seconds, default none) caps each loom-sim run.
 #   perf/sim/compare16k.sh [loom-sim] [OUT] [SWEEP] [ALGOS] [FABRICS]
 set -euo pipefail
 SIM=${1:-build/tools/loom-sim/loom-sim}
@@ -25,7 +26,7 @@ mkdir -p "$OUT"
 for name in $FABRICS; do
   echo "## $name: ${fab[$name]} (spray)"
   mkdir -p "$OUT/$name"
-  /usr/bin/time -f "# simulator: %U s user CPU, %e s wall, %M KB peak RSS" \
+  timeout "${TIMEOUT:-0}" /usr/bin/time -f "# simulator: %U s user CPU, %e s wall, %M KB peak RSS" \
     "$SIM" --fabric "${fab[$name]}" --ranks 16384 --algo "$ALGOS" --sweep "$SWEEP" \
-    --routing spray --top 3 --plot "$OUT/$name" 2>&1
+    --routing spray --top 3 --plot "$OUT/$name" 2>&1 || echo "# $name: stopped (exit $?, TIMEOUT=${TIMEOUT:-none})"
 done
