@@ -216,7 +216,9 @@ TEST(SimCompute, FoldedEqualsUnfolded) {
     EXPECT_LE(relDiff(folded.seconds, plain.seconds), 1e-9) << what;
     for (int r = 0; r < p; ++r)
       EXPECT_LE(relDiff(folded.rankSeconds[r], plain.rankSeconds[r]), 1e-9) << what;
-    if (c.folds) EXPECT_GT(folded.foldClasses, 0) << what;
+    if (c.folds) {
+      EXPECT_GT(folded.foldClasses, 0) << what;
+    }
   }
 }
 
@@ -253,8 +255,9 @@ TEST(SimCompute, FoldedEqualsUnfoldedOnAFatTree) {
     EXPECT_LE(relDiff(folded.seconds, plain.seconds), 1e-9) << algo << ": " << folded.foldNote;
     for (int r = 0; r < p; ++r)
       EXPECT_LE(relDiff(folded.rankSeconds[r], plain.rankSeconds[r]), 1e-9) << algo;
-    if (std::string(algo) == "ring" || std::string(algo) == "hier")
+    if (std::string(algo) == "ring" || std::string(algo) == "hier") {
       EXPECT_GT(folded.foldClasses, 0) << algo << ": " << folded.foldNote;
+    }
     EXPECT_GT(plain.computeFlows, 0u) << algo;
   }
 }
