@@ -10,8 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "sim/fold.h"
-#include "sim/maxmin.h"
+#include "sim/engine_impl.h"
 
 namespace loom::sim {
 
@@ -20,253 +19,7 @@ double SimResult::utilisation(const Net& net, int link) const {
   return linkBytes[link] / (net.link(link).bytesPerSec * seconds);
 }
 
-namespace {
-
-using sched::OpKind;
-
-// kEvReduce: a RecvReduce's data is in; its reduction starts (compute shared, not fused).
-constexpr uint32_t kEvFlowEnd = 0, kEvStepDone = 1, kEvReduce = 2;
-// A core's capacity in core-nanoseconds per second; work costing 1 / G ns per byte (G in GB/s)
-// crosses a core with weight 1 / G.
-constexpr double kCoreNsPerSec = 1e9;
-
-struct Event {
-  double t;
-  uint32_t kind, a, b, ver;
-  bool operator>(const Event& o) const { return t > o.t; }
-};
-
-struct PathRec {
-  uint32_t off = 0, len = 0;
-  double latency = 0;
-  bool reduces = false;  // a transfer whose receiver reduces on the way (its core hop says so)
-};
-
-class Engine {
- public:
-  Engine(const Net& net, const ScheduleSet& set, const std::vector<int>& rankGpu,
-         const SimOptions& opt, SimResult* res)
-      : net_(net),
-        set_(set),
-        rankGpu_(rankGpu),
-        opt_(opt),
-        res_(res),
-        router_(&net, opt.routing, opt.seed) {}
-
-  Status run();
-
- private:
-  // Units: ranks, or rank classes of a folded run (represented by their smallest rank).
-  int unitRank(int u) const { return folded_ ? fold_.rep[u] : u; }
-  int unitOf(int rank) const { return folded_ ? fold_.classOf[rank] : rank; }
-  int mult(int u) const { return folded_ ? fold_.size[u] : 1; }
-  const Shape& unitShape(int u) const { return set_.shapeOfRank(unitRank(u)); }
-  Status setUp();
-  Status ready(int unit, uint32_t step);
-  Status startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep, uint64_t bytes,
-                   int32_t sendDelta);
-  Status pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId);
-  Status stepDone(int unit, uint32_t step);
-  // Compute (SimOptions::computeShared).
-  Status setUpCompute();
-  void addCoreHops(int unit, double gbps, std::vector<PathHop>* hops) const;
-  uint32_t addPath(std::vector<PathHop>* hops, double latency, bool reduces);
-  uint32_t cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, bool reduce);
-  void startCompute(int unit, uint32_t step, uint64_t bytes, double gbps);
-  Status deadlock() const;
-  void flowEnd(uint32_t f);
-  void push(double t, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0) {
-    events_.push(Event{t, kind, a, b, ver});
-  }
-  // Message lists: per (shape, direction, peer delta), the steps in FIFO order (k-th = seq k).
-  static uint64_t listKey(int shape, bool recv, int32_t delta) {
-    return (static_cast<uint64_t>(shape) << 33) | (recv ? 1ull << 32 : 0) |
-           static_cast<uint32_t>(delta);
-  }
-  void buildMessageLists();
-  double opSeconds(uint64_t bytes, double gbps) const {
-    return gbps > 0 ? static_cast<double>(bytes) / (gbps * 1e9) : 0.0;
-  }
-
-  const Net& net_;
-  const ScheduleSet& set_;
-  std::vector<int> rankGpu_;
-  const SimOptions& opt_;
-  SimResult* res_;
-  Router router_;
-  std::vector<PathHop> hops_;  // all paths' hops; PathRec and MaxMin index into it
-  Folding fold_;
-  bool folded_ = false;
-  int units_ = 0;
-  uint64_t unitSteps_ = 0;
-  std::vector<double> cap_;       // solver links: the net's links, or link classes when folded
-  std::vector<double> linkAcc_;   // bytes per solver link
-  std::vector<double> unitDone_;  // per unit: last step done
-  std::unique_ptr<MaxMin> mm_;
-  double now_ = 0;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
-  // Per unit per step: dependencies not yet done, or kWaiting: a ready Send/Recv whose partner
-  // is not ready yet (the rendezvous; the partner is found through the message lists).
-  std::vector<std::vector<uint16_t>> pending_;
-  static constexpr uint16_t kWaiting = 0xffff;
-  uint64_t stepsDone_ = 0;
-  std::unordered_map<uint64_t, uint32_t> listOf_;  // listKey -> offset into lists_
-  std::vector<uint32_t> lists_, listLen_;          // listLen_ indexed like lists_ offsets
-  std::vector<PathRec> paths_;
-  std::unordered_map<uint64_t, uint32_t> pathOfPair_;
-  struct FlowInfo {
-    int32_t src, dst;
-    uint32_t sendStep, recvStep;
-    uint64_t bytes;
-    uint32_t path;
-    uint64_t conn = kNoConn;  // its connection (a transfer), Folding::key(src, send delta)
-  };
-  static constexpr uint64_t kNoConn = ~0ull;
-  void finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency,
-              bool reduced);
-  std::vector<FlowInfo> flowInfo_;  // indexed like MaxMin flow ids
-  // Connections: one per (sender unit, send delta). Its messages go out one after another (FIFO,
-  // as on loom's transports): a message that finds its connection busy waits in line and takes
-  // over the flow when the one before it is out (same path: same rate, no new solve).
-  std::unordered_map<uint64_t, uint32_t> connFlow_;  // busy connection -> its flow
-  std::unordered_map<uint64_t, std::deque<FlowInfo>> connQueue_;
-  void nextOnConnection(uint32_t f);
-  // Compute: unit u's core(s) are solver link cpuBase_ + u, host h's shared cores hostBase_ + h;
-  // per unit the hosts it has members on, with the member count (hostCores > 0 only).
-  bool compute_ = false, cpuMoves_ = false, fused_ = false;
-  uint32_t cpuBase_ = 0, hostBase_ = 0;
-  std::vector<std::vector<std::pair<int32_t, int32_t>>> unitHosts_;
-  std::vector<int64_t> computePath_;  // per unit x {reduce, copy}: path id (-1: not made yet)
-  std::map<std::tuple<uint32_t, int32_t, int32_t, bool>, uint32_t> cpuPathOf_;
-  std::unordered_map<uint64_t, int32_t> pairLink_;  // (src unit, send delta) -> link (pairGBps)
-  std::vector<PathHop> tmpHops_;
-};
-
-// Folded, a class's core link stands for each member's own core (weight per member), and a host's
-// core link gets the weight of all the class's members on that host. That is exact when every host
-// a class is on carries the same classes in the same numbers (checked in setUp; else no folding).
-void Engine::addCoreHops(int unit, double gbps, std::vector<PathHop>* hops) const {
-  const double w = 1.0 / gbps;
-  hops->push_back({static_cast<int32_t>(cpuBase_ + unit), w});
-  if (opt_.hostCores > 0)
-    for (const auto& hc : unitHosts_[unit])
-      hops->push_back({static_cast<int32_t>(hostBase_ + hc.first), w * hc.second});
-}
-
-uint32_t Engine::addPath(std::vector<PathHop>* hops, double latency, bool reduces) {
-  // One hop per link (a flow within one class, or one host, crosses its core link once).
-  std::sort(hops->begin(), hops->end(),
-            [](const PathHop& a, const PathHop& b) { return a.link < b.link; });
-  PathRec r;
-  r.off = static_cast<uint32_t>(hops_.size());
-  for (const PathHop& h : *hops) {
-    if (hops_.size() > r.off && hops_.back().link == h.link)
-      hops_.back().weight += h.weight;
-    else
-      hops_.push_back(h);
-  }
-  r.len = static_cast<uint32_t>(hops_.size()) - r.off;
-  r.latency = latency;
-  r.reduces = reduces;
-  paths_.push_back(r);
-  return static_cast<uint32_t>(paths_.size() - 1);
-}
-
-// A transfer the CPUs perform: its net path plus the sender's and the receiver's cores.
-uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, bool reduce) {
-  const auto key = std::make_tuple(netPath, src, dst, reduce);
-  const bool cacheable = opt_.routing != RoutingMode::kUgal;
-  if (cacheable) {
-    auto it = cpuPathOf_.find(key);
-    if (it != cpuPathOf_.end()) return it->second;
-  }
-  const PathRec base = paths_[netPath];
-  tmpHops_.assign(hops_.begin() + base.off, hops_.begin() + base.off + base.len);
-  if (opt_.sendCoreGBps > 0) addCoreHops(src, opt_.sendCoreGBps, &tmpHops_);
-  const double recv = reduce ? opt_.recvReduceCoreGBps : opt_.recvCoreGBps;
-  if (recv > 0) addCoreHops(dst, recv, &tmpHops_);
-  // The pair's own link (folded: every member pair of the class path has one; weight 1 each).
-  if (opt_.pairGBps > 0) tmpHops_.push_back({pairLink_.at(Folding::key(src, sendDelta)), 1.0});
-  uint32_t id = addPath(&tmpHops_, base.latency, reduce);
-  if (cacheable) cpuPathOf_[key] = id;
-  return id;
-}
-
-// A Reduce or Copy of `bytes` at `gbps` per core, or a RecvReduce's reduction after its transfer.
-void Engine::startCompute(int unit, uint32_t step, uint64_t bytes, double gbps) {
-  if (!compute_ || bytes == 0 || gbps <= 0) {
-    push(now_ + opSeconds(bytes, gbps), kEvStepDone, unit, step);
-    return;
-  }
-  const size_t slot = 2 * static_cast<size_t>(unit) + (gbps == opt_.copyGBps ? 1 : 0);
-  if (computePath_[slot] < 0) {
-    tmpHops_.clear();
-    addCoreHops(unit, gbps, &tmpHops_);
-    computePath_[slot] = addPath(&tmpHops_, 0.0, false);
-  }
-  const uint32_t pid = static_cast<uint32_t>(computePath_[slot]);
-  ++res_->computeFlows;
-  uint32_t f = mm_->addFlow(paths_[pid].off, paths_[pid].len, static_cast<double>(bytes), now_);
-  if (f >= flowInfo_.size()) flowInfo_.resize(f + 1);
-  flowInfo_[f] = FlowInfo{unit, -1, step, 0, bytes, pid, kNoConn};
-}
-
-Status Engine::setUpCompute() {
-  compute_ = opt_.computeShared;
-  if (opt_.hostCores < 0 || opt_.sendCoreGBps < 0 || opt_.recvCoreGBps < 0 ||
-      opt_.recvReduceCoreGBps < 0 || opt_.pairGBps < 0)
-    return invalidArgument("sim: hostCores (", opt_.hostCores, "), sendCoreGBps (",
-                           opt_.sendCoreGBps, "), recvCoreGBps (", opt_.recvCoreGBps,
-                           "), recvReduceCoreGBps (", opt_.recvReduceCoreGBps, ") and pairGBps (",
-                           opt_.pairGBps, ") must be >= 0");
-  if (!compute_) return Status();
-  cpuMoves_ = opt_.sendCoreGBps > 0 || opt_.recvCoreGBps > 0 || opt_.recvReduceCoreGBps > 0 ||
-              opt_.pairGBps > 0;
-  fused_ = opt_.recvReduceCoreGBps > 0;
-  computePath_.assign(2 * static_cast<size_t>(units_), -1);
-  cpuBase_ = static_cast<uint32_t>(cap_.size());
-  cap_.resize(cap_.size() + units_, kCoreNsPerSec);
-  if (opt_.pairGBps > 0) {
-    for (int u = 0; u < units_; ++u)
-      for (const SimStep& st : unitShape(u).steps)
-        if (st.op == OpKind::kSend &&
-            pairLink_.emplace(Folding::key(u, st.peerDelta), static_cast<int32_t>(cap_.size()))
-                .second)
-          cap_.push_back(opt_.pairGBps * 1e9);
-  }
-  if (opt_.hostCores <= 0) return Status();
-  hostBase_ = static_cast<uint32_t>(cap_.size());
-  cap_.resize(cap_.size() + net_.numHosts(), opt_.hostCores * kCoreNsPerSec);
-  unitHosts_.assign(units_, {});
-  for (int r = 0; r < set_.nranks(); ++r) {
-    auto& v = unitHosts_[unitOf(r)];
-    const int h = net_.hostOfGpu(rankGpu_[r]);
-    auto it = std::find_if(v.begin(), v.end(), [h](const auto& e) { return e.first == h; });
-    if (it == v.end())
-      v.push_back({h, 1});
-    else
-      ++it->second;
-  }
-  return Status();
-}
-
-// With host cores shared, a folded run is exact only when every host a class is on holds the same
-// classes in the same numbers (members of a class then see alike host loads).
-bool hostsAlike(const Net& net, const std::vector<int>& rankGpu, const Folding& f) {
-  std::vector<std::map<int32_t, int32_t>> onHost(net.numHosts());
-  for (size_t r = 0; r < f.classOf.size(); ++r) ++onHost[net.hostOfGpu(rankGpu[r])][f.classOf[r]];
-  std::vector<int32_t> first(f.rep.size(), -1);
-  for (int h = 0; h < net.numHosts(); ++h) {
-    for (const auto& kv : onHost[h]) {
-      int32_t& q = first[kv.first];
-      if (q < 0)
-        q = h;
-      else if (onHost[q] != onHost[h])
-        return false;
-    }
-  }
-  return true;
-}
+namespace detail {
 
 Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
   if (folded_) {
@@ -596,13 +349,13 @@ Status Engine::run() {
   return Status();
 }
 
-}  // namespace
+}  // namespace detail
 
 Status simulate(const Net& net, const ScheduleSet& set, const std::vector<int>& rankGpu,
                 const SimOptions& opt, SimResult* out) {
   auto t0 = std::chrono::steady_clock::now();
   *out = SimResult();
-  Engine e(net, set, rankGpu, opt, out);
+  detail::Engine e(net, set, rankGpu, opt, out);
   Status s = e.run();
   out->wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
