@@ -124,7 +124,15 @@ int run(const Options& o) {
               << "# ranks " << n << ", routing " << o.routing
               << (o.seeds > 1 ? strCat(", ", o.seeds, " seeds") : std::string()) << ", latency "
               << o.sim.latNetUs << " us + " << o.sim.latHopUs << " us/switch, reduce "
-              << o.sim.reduceGBps << " GB/s\n";
+              << o.sim.reduceGBps << " GB/s"
+              << (o.sim.computeShared
+                      ? strCat(", compute shared",
+                               o.sim.hostCores > 0 ? strCat(" (", o.sim.hostCores, " cores/host)")
+                                                   : std::string(),
+                               o.coreGBps > 0 ? strCat(", CPU transfers ", o.coreGBps, " GB/s")
+                                              : std::string())
+                      : std::string())
+              << "\n";
   }
   std::printf("%-8s %-14s %10s %14s %10s %10s %10s %8s %8s %8s\n", "fabric", "algo", "size",
               "time(us)", "algbw", "busbw", "flows", "shapes", "wall(s)", "classes");

@@ -56,6 +56,17 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
       ->capture_default_str();
   app.add_option("--copy-gbps", o->sim.copyGBps, "local copy rate (0: free)")
       ->capture_default_str();
+  app.add_flag("--compute-shared", o->sim.computeShared,
+               "reductions and copies share each rank's core (max-min, as flows share a link); "
+               "off: each takes bytes / rate however many run at once");
+  app.add_option("--host-cores", o->sim.hostCores,
+                 "with --compute-shared: all ranks of a host share this many cores (0: no "
+                 "host limit)")
+      ->capture_default_str();
+  app.add_option("--core-gbps", o->coreGBps,
+                 "with --compute-shared: transfers are moved by the CPUs, a byte costs the "
+                 "sender's and the receiver's core 1 / this (GB/s; 0: moved by NICs/DMA)")
+      ->capture_default_str();
   app.add_option(
          "--batch-us", o->batchUs,
          "merge events closer than this (approximation for algorithms with few large steps: "
@@ -76,6 +87,13 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
     app.parse(argc, argv);
     if (o->batchUs > 0) o->sim.timeEpsilon = o->batchUs * 1e-6;
     o->sim.fold = !o->noFold;
+    if (o->sim.hostCores < 0 || o->coreGBps < 0)
+      throw CLI::ValidationError(o->sim.hostCores < 0 ? "--host-cores" : "--core-gbps",
+                                 "must be >= 0");
+    if ((o->sim.hostCores > 0 || o->coreGBps > 0) && !o->sim.computeShared)
+      throw CLI::ValidationError(o->sim.hostCores > 0 ? "--host-cores" : "--core-gbps",
+                                 "needs --compute-shared");
+    o->sim.sendCoreGBps = o->sim.recvCoreGBps = o->coreGBps;
   } catch (const CLI::ParseError& e) {
     *rc = app.exit(e);
     return false;
