@@ -46,6 +46,14 @@ Status readParams(CostParams* out) {
   return s;
 }
 
+// Whether an override sends all-reduces to the direct path.
+bool namesDirect(const Overrides& o) {
+  for (const auto* list : {&o.forced, &o.tune})
+    for (const TuneRange& r : *list)
+      if (r.coll == CollType::kAllReduce && r.algo == "direct") return true;
+  return false;
+}
+
 Status directHasNoSchedule(const sched::CollArgs&, const sched::Group&, sched::Schedule*) {
   return invalidArgument("planner: the direct path has no schedule (api/shm_direct.h runs it)");
 }
@@ -87,6 +95,12 @@ Planner::Planner(const PlannerContext& ctx) : ctx_(ctx) {
     LOOM_WARN(PLAN, "ignoring LOOM_ALGO / LOOM_TUNE / LOOM_PLAN_PARAMS: ", status_.message());
     over_ = Overrides();
   }
+  if (ctx_.directBytes == 0 && namesDirect(over_))
+    LOOM_WARN(PLAN,
+              "LOOM_ALGO / LOOM_TUNE name allreduce:direct, but this communicator has no one-host "
+              "direct path (its ranks are not all on one host with shared memory between every "
+              "pair, the transport is forced to tcp, or LOOM_SHM_DIRECT_BYTES=0): the cost model "
+              "chooses its all-reduces instead");
   Placement pl;
   pl.nranks = ctx_.nranks;
   pl.hostOf = ctx_.hostOf;

@@ -74,6 +74,11 @@ struct MessageHeader {
   uint64_t addr;   // kFlagCma: address of the payload in the sender's process
 };
 constexpr uint32_t kFlagCma = 1;
+// kFlagRewind: no message; the sender found the ring empty and went on at the ring's start, so the
+// receiver moves its tail to the next multiple of the ring size (transport.h, "Rewinding").
+constexpr uint32_t kFlagRewind = 2;
+// A sender rewinds at a message's start once its cursor is at least this far into the ring.
+constexpr uint64_t kRewindBytes = 64 << 10;
 static_assert(sizeof(MessageHeader) <= kSlot, "header fits a slot");
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "futex word must be lock free");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters must be lock free");

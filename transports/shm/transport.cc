@@ -88,6 +88,7 @@ bool ShmTransport::pumpSends(Peer& p) {
     const bool single = p.cmaSend && r->bytes >= cmaThreshold_;
     if (!p.sendStarted) {
       if (freeBytes(kSlot) < kSlot) break;
+      rewindIfEmpty(p);
       auto* h = reinterpret_cast<MessageHeader*>(p.sendData + p.sendHead % ring);
       h->magic = kMessageMagic;
       h->flags = single ? kFlagCma : 0;
@@ -133,6 +134,25 @@ bool ShmTransport::pumpSends(Peer& p) {
     p.sendStarted = false;
   }
   return moved;
+}
+
+// At a message's start: with the cursor kRewindBytes or more into the ring and the ring empty, a
+// rewind header here and the cursor to the ring's start (transport.h, "Rewinding").
+void ShmTransport::rewindIfEmpty(Peer& p) {
+  const uint64_t ring = p.sendRingBytes;
+  const uint64_t pos = p.sendHead % ring;
+  if (pos < kRewindBytes) return;
+  if (p.sendTailSeen != p.sendHead)
+    p.sendTailSeen = p.sendCtr->tail.load(std::memory_order_acquire);
+  if (p.sendTailSeen != p.sendHead) return;
+  auto* h = reinterpret_cast<MessageHeader*>(p.sendData + pos);
+  h->magic = kMessageMagic;
+  h->flags = kFlagRewind;
+  h->seq = p.sendSeq;
+  h->bytes = 0;
+  h->addr = 0;
+  p.sendHead += ring - pos;
+  p.sendCtr->head.store(p.sendHead, std::memory_order_release);
 }
 
 // Completes handed-over sends, in order, as far as the receiver has acknowledged single copies.
@@ -202,6 +222,12 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
     if (!p.recvStarted) {
       if (avail(kSlot) < kSlot) break;
       const auto* h = reinterpret_cast<const MessageHeader*>(p.recvData + p.recvTail % ring);
+      if (h->magic == kMessageMagic && h->flags == kFlagRewind && h->seq == p.recvSeq) {
+        p.recvTail = alignUp(p.recvTail + kSlot, ring);  // the sender went on at the ring's start
+        *moved = true;
+        p.recvCtr->tail.store(p.recvTail, std::memory_order_release);
+        continue;
+      }
       if (h->magic != kMessageMagic || h->seq != p.recvSeq)
         return internalError("shm: corrupt message header #", p.recvSeq, " from peer ",
                              p.id.describe(), " to rank ", rank_);
