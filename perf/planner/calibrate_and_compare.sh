@@ -6,9 +6,9 @@
 #    (every algorithm forced, and the direct path over shm, 8 B to 64 MiB x4, ROUNDS interleaved
 #    rounds, default 5) into OUT_DIR/calibration.jsonl; with LOCK each configuration runs under
 #    `flock LOCK` on its own, so others may measure in between.
-# 2. Fit: `loom-plan --calibrate --from-json` writes perf/planner/calibrated-vm.txt (model terms,
-#    fits and the tuning table) and OUT_DIR/calibration.txt (measured against predicted for every
-#    point, one-level and two-level model, and the fit quality).
+# 2. Fit: `loom-plan --calibrate --from-json` writes perf/planner/calibrated-vm.txt (model terms
+#    and fits; the tuning table too with TUNED=1 in the environment) and OUT_DIR/calibration.txt
+#    (measured against predicted for every point, one-level and two-level model, fit quality).
 # 3. Validation run: planner_vs_forced.py with those parameters (VALIDATION_ROUNDS rounds, default
 #    ROUNDS) writes OUT_DIR/planner_vs_forced.md and OUT_DIR/planner_vs_forced.jsonl.
 # 4. With OFFGRID=1 in the environment, a second validation at sizes between the calibrated ones
@@ -37,7 +37,7 @@ for T in shm tcp; do
     echo "calibration run: $T $N ranks done" >&2
   done
 done
-run "$PLAN" --calibrate --from-json "$OUT/calibration.jsonl" \
+run "$PLAN" --calibrate --from-json "$OUT/calibration.jsonl" $([ "$TUNED" = 1 ] && echo --tuning-table) \
   --save-params "$PARAMS" 2> "$OUT/calibration.txt" > /dev/null
 tail -16 "$OUT/calibration.txt"
 rm -f "$OUT/planner_vs_forced.jsonl"

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "core/params.h"
 #include "plan/planner.h"
 #include "tools/loom-plan/calibrate.h"
 
@@ -100,6 +101,44 @@ TEST(Calibrate, RecoversAKnownMachine) {
     }
     const Transport tt = tr == "shm" ? Transport::kShm : Transport::kTcp;
     EXPECT_EQ(got.tunedAlgo(tt, ranks, bytes), fastest) << key;
+  }
+}
+
+// The self-measuring mode end to end, small: every algorithm forced on 2 and 3 forked ranks over
+// shm and tcp, 8 B-32 KiB, one round; the fit is saved and a planner reading it through
+// LOOM_PLAN_PARAMS=@file (as a communicator does) has the same model.
+TEST(Calibrate, SelfMeasuredParametersLoadIntoThePlanner) {
+  loomplan::SelfMeasure self;
+  self.ranks = {2, 3};
+  self.maxBytes = 32768;
+  self.rounds = 1;
+  CostParams got;
+  const Status s = loomplan::calibrate({}, &got, false, 0, self);
+  ASSERT_TRUE(s.ok()) << s.toString();
+  EXPECT_GT(got.reduceGBps, 0);
+  EXPECT_GT(got.shmAlphaUs, 0);
+  EXPECT_GT(got.tcpAlphaUs, 0);
+  for (const char* a : {"ring", "tree", "rabenseifner", "direct"})
+    EXPECT_NE(got.fit(a, Transport::kShm), nullptr) << a;
+  EXPECT_NE(got.fit("ring", Transport::kTcp), nullptr);
+  EXPECT_EQ(got.fit("direct", Transport::kTcp), nullptr);  // no direct path over tcp
+  const std::string file = "/tmp/plan_calibrate_self_" + std::to_string(getpid()) + ".txt";
+  std::ofstream(file) << got.toString() << "\n";
+  setenv("LOOM_PLAN_PARAMS", ("@" + file).c_str(), 1);
+  params::resetCacheForTesting();
+  PlannerContext fromFile = shape(CostParams(), 3, "shm");
+  fromFile.readEnv = true;
+  Planner loaded(fromFile);
+  unsetenv("LOOM_PLAN_PARAMS");
+  params::resetCacheForTesting();
+  std::remove(file.c_str());
+  ASSERT_TRUE(loaded.status().ok()) << loaded.status().toString();
+  Planner direct(shape(got, 3, "shm"));
+  for (uint64_t b : {8ull, 4096ull, 65536ull, 1ull << 22}) {
+    const auto& x = loaded.choose(loomplan::allReduceArgs(b));
+    const auto& y = direct.choose(loomplan::allReduceArgs(b));
+    EXPECT_EQ(x.describe(), y.describe()) << b;
+    EXPECT_NEAR(x.predictedSec, y.predictedSec, 1e-3 * y.predictedSec) << b;
   }
 }
 

@@ -504,7 +504,7 @@ std::vector<double> predictions(const CostParams& params, std::vector<Point>& pt
 }  // namespace
 
 loom::Status calibrate(const std::vector<std::string>& fromJson, CostParams* out, bool verbose,
-                       double reduceGBps) {
+                       double reduceGBps, const SelfMeasure& self) {
   // The local reduction rate, on this core.
   const size_t big = 4 << 20;
   std::vector<float> a(big / 4, 1.0f), b(big / 4, 2.0f);
@@ -528,16 +528,17 @@ loom::Status calibrate(const std::vector<std::string>& fromJson, CostParams* out
   int rounds = 0;
   if (!fromJson.empty()) {
     LOOM_CHECK(readPoints(fromJson, algos, &pts));
-  } else {  // every algorithm forced, 2, 4 and 8 ranks, over shm and tcp, 8 B to 16 MiB x4
+  } else {  // every algorithm forced, over shm and tcp, 8 B to self.maxBytes x4
     MeasureSpec m;
-    m.algos = algos;
-    for (uint64_t s = 8; s <= (16u << 20); s *= 4) m.sizes.push_back(s);
-    m.rounds = rounds = 3;
+    for (uint64_t s = 8; s <= self.maxBytes; s *= 4) m.sizes.push_back(s);
+    m.rounds = rounds = self.rounds;
     for (const char* tr : {"shm", "tcp"})
-      for (int ranks : {2, 4, 8}) {
+      for (int ranks : self.ranks) {
         m.transport = tr;
         m.ranks = ranks;
         m.directBytes = std::string(tr) == "shm" ? directBytes() : 0;
+        m.algos = algos;  // the direct path only where a communicator has one (one host, shm)
+        if (m.directBytes == 0) m.algos.pop_back();
         if (verbose) std::cerr << "# measuring " << tr << " " << ranks << " ranks\n";
         Measured r;
         LOOM_CHECK(measureAllReduce(m, &r));

@@ -64,11 +64,19 @@ int measureMain(const std::string& transport, int ranks, const std::string& minS
                 const std::string& maxSize, int rounds, const std::string& paramsFile,
                 bool forcedOnly);
 
+// What calibrate() measures itself (without --from-json): these rank counts over shm and tcp,
+// every algorithm forced (and the direct path over shm), 8 B to maxBytes in x4 steps.
+struct SelfMeasure {
+  std::vector<int> ranks = {2, 4, 8};
+  uint64_t maxBytes = 16u << 20;
+  int rounds = 3;
+};
+
 // Calibrates from `fromJson` (files of --measure lines) or, when empty, from its own measurement
-// of 2, 4 and 8 ranks over shm and tcp. The reduction rate is measured on this core unless
-// `reduceGBps` > 0 gives it. With `verbose`, progress and the fit's quality (measured against
-// predicted for every point) go to stderr.
+// (`self`). The reduction rate is measured on this core unless `reduceGBps` > 0 gives it. With
+// `verbose`, progress and the fit's quality (measured against predicted for every point) go to
+// stderr.
 loom::Status calibrate(const std::vector<std::string>& fromJson, loom::plan::CostParams* out,
-                       bool verbose, double reduceGBps = 0);
+                       bool verbose, double reduceGBps = 0, const SelfMeasure& self = {});
 
 }  // namespace loomplan

@@ -5,8 +5,9 @@
 // algorithm the best variant's predicted time, algorithm bandwidth and bus bandwidth, and the
 // planner's choice. --explain SIZE prints every candidate for one size. --calibrate measures this
 // machine's shm and tcp paths through loom itself and prints (or --save-params writes) the cost
-// parameters (model terms, per-algorithm fits and the measured tuning table), which --params-file
-// reads back; --calibrate --from-json fits to saved --measure lines instead of measuring.
+// parameters (model terms and per-algorithm fits; the measured tuning table with
+// --tuning-table), which --params-file and LOOM_PLAN_PARAMS=@file read back; --calibrate
+// --from-json fits to saved --measure lines instead of measuring.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -79,7 +80,14 @@ int main(int argc, char** argv) {
                  "linear: rank r on host r / ranks-per-host; scatter: hosts in a seeded random "
                  "order (a job spread over the machine by its scheduler)");
   app.add_flag("--calibrate", calibrate,
-               "Measure this machine's shm/tcp alpha-beta and reduce rate");
+               "Fit the cost model to this machine: measures every all-reduce algorithm forced "
+               "(2, 4, 8 ranks over shm and tcp, 8 B-16 MiB, 3 rounds; under a minute on 2 "
+               "cores), or reads --from-json; prints the parameters (LOOM_PLAN_PARAMS)");
+  bool tuningTable = false;
+  app.add_flag("--tuning-table", tuningTable,
+               "With --calibrate: also store the tuning table (tuned.*: the measured fastest "
+               "algorithm per transport, rank count and size bucket; off by default, it did not "
+               "beat the model alone in validation runs, perf/planner/README.md)");
   app.add_option("--measure", measure,
                  "shm or tcp: time all-reduce with every algorithm forced and with the planner's "
                  "choice on --ranks forked ranks, sizes --min to --max x4 (and --max), in "
@@ -106,6 +114,7 @@ int main(int argc, char** argv) {
       std::cerr << "loom-plan: calibration failed: " << s.toString() << "\n";
       return 1;
     }
+    if (!tuningTable) params.tuned.clear();
     std::cout << params.toString() << "\n";
     if (!saveParams.empty()) std::ofstream(saveParams) << params.toString() << "\n";
     return 0;
