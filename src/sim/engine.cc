@@ -34,9 +34,9 @@ Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
   uint64_t key = (static_cast<uint64_t>(src) << 32) | static_cast<uint32_t>(dst);
   bool cacheable = opt_.routing != RoutingMode::kUgal;
   if (cacheable) {
-    auto it = pathOfPair_.find(key);
-    if (it != pathOfPair_.end()) {
-      *pathId = it->second;
+    uint32_t id = pathOfPair_.find(key);
+    if (id != FlatMap::kNone) {
+      *pathId = id;
       return Status();
     }
   }
@@ -49,7 +49,7 @@ Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
   r.latency = pathLatency(p, src == dst, opt_);
   *pathId = static_cast<uint32_t>(paths_.size());
   paths_.push_back(r);
-  if (cacheable) pathOfPair_[key] = *pathId;
+  if (cacheable) pathOfPair_.set(key, *pathId);
   return Status();
 }
 
@@ -67,32 +67,88 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
     pid = cpuPathFor(pid, src, dst, sendDelta,
                      fused_ && unitShape(dst).steps[recvStep].op == OpKind::kRecvReduce);
   const PathRec& p = paths_[pid];
-  const uint64_t conn = Folding::key(src, sendDelta);
-  auto busy = connFlow_.find(conn);
-  if (busy != connFlow_.end()) {
-    connQueue_[conn].push_back(FlowInfo{src, dst, sendStep, recvStep, bytes, pid, conn});
+  const uint32_t conn = connFor(src, sendDelta);
+  const FlowInfo fi{src, dst, sendStep, recvStep, bytes, pid, conn};
+  Conn& c = conns_[conn];
+  if (c.idle) {  // its last message went out in this batch: this one takes the flow over
+    c.idle = false;
+    takeOver(c.flow, fi);
+    return Status();
+  }
+  if (c.flow != kNoConn) {
+    enqueue(conn, fi);
     return Status();
   }
   ++res_->solverFlows;
   uint32_t f = mm_->addFlow(p.off, p.len, static_cast<double>(bytes), now_);
   if (f >= flowInfo_.size()) flowInfo_.resize(f + 1);
-  flowInfo_[f] = FlowInfo{src, dst, sendStep, recvStep, bytes, pid, conn};
-  connFlow_[conn] = f;
+  flowInfo_[f] = fi;
+  conns_[conn].flow = f;
   return Status();
 }
 
-// Flow f's message is out: the next one on its connection takes the flow over, or the flow ends.
+uint32_t Engine::connFor(int srcUnit, int32_t sendDelta) {
+  const uint64_t key = Folding::key(srcUnit, sendDelta);
+  uint32_t c = connOf_.find(key);
+  if (c != FlatMap::kNone) return c;
+  c = static_cast<uint32_t>(conns_.size());
+  conns_.emplace_back();
+  connOf_.set(key, c);
+  return c;
+}
+
+void Engine::enqueue(uint32_t conn, const FlowInfo& fi) {
+  uint32_t q;
+  if (!freeQueued_.empty()) {
+    q = freeQueued_.back();
+    freeQueued_.pop_back();
+  } else {
+    q = static_cast<uint32_t>(queued_.size());
+    queued_.emplace_back();
+  }
+  queued_[q] = Queued{fi, kNoConn};
+  Conn& c = conns_[conn];
+  if (c.tail == kNoConn) {
+    c.head = q;
+  } else {
+    queued_[c.tail].next = q;
+  }
+  c.tail = q;
+}
+
+// Flow f's message is out: the next one on its connection takes the flow over. With none queued,
+// the connection idles until the end of the batch (releaseIdle): a message that comes in the same
+// batch still takes the flow over, which gives the same rates (the batch is solved once, after
+// it) without a new flow to solve.
 void Engine::nextOnConnection(uint32_t f) {
-  const uint64_t conn = flowInfo_[f].conn;
-  auto q = connQueue_.find(conn);
-  if (q == connQueue_.end() || q->second.empty()) {
-    if (q != connQueue_.end()) connQueue_.erase(q);
-    connFlow_.erase(conn);
-    mm_->removeFlow(f, now_);
+  const uint32_t conn = flowInfo_[f].conn;
+  Conn& c = conns_[conn];
+  if (c.head == kNoConn) {
+    c.idle = true;
+    idleConns_.push_back(conn);
     return;
   }
-  FlowInfo next = q->second.front();
-  q->second.pop_front();
+  const uint32_t q = c.head;
+  const FlowInfo next = queued_[q].info;
+  c.head = queued_[q].next;
+  if (c.head == kNoConn) c.tail = kNoConn;
+  freeQueued_.push_back(q);
+  takeOver(f, next);
+}
+
+void Engine::releaseIdle() {
+  for (uint32_t conn : idleConns_) {
+    Conn& c = conns_[conn];
+    if (!c.idle) continue;
+    c.idle = false;
+    mm_->removeFlow(c.flow, now_);
+    c.flow = kNoConn;
+  }
+  idleConns_.clear();
+}
+
+void Engine::takeOver(uint32_t f, const FlowInfo& next) {
+  Conn& c = conns_[next.conn];
   if (next.path == flowInfo_[f].path) {
     flowInfo_[f] = next;
     double t = mm_->refill(f, static_cast<double>(next.bytes), now_);
@@ -106,7 +162,7 @@ void Engine::nextOnConnection(uint32_t f) {
   uint32_t g = mm_->addFlow(p.off, p.len, static_cast<double>(next.bytes), now_);
   if (g >= flowInfo_.size()) flowInfo_.resize(g + 1);
   flowInfo_[g] = next;
-  connFlow_[conn] = g;
+  c.flow = g;
 }
 
 Status Engine::ready(int unit, uint32_t step) {
@@ -130,19 +186,19 @@ Status Engine::ready(int unit, uint32_t step) {
   int32_t back = (n - st.peerDelta) % n;  // the peer's delta to this rank
   int32_t sendDelta = isSend ? st.peerDelta : back;
   // The partner: the peer's seq-th message in the other direction with this rank.
-  auto it = listOf_.find(listKey(set_.shapeIdOfRank(unitRank(peer)), isSend, back));
-  if (it == listOf_.end() || st.seq >= listLen_[it->second] ||
-      pending_[peer][lists_[it->second + st.seq]] != kWaiting) {
-    pending_[unit][step] = kWaiting;  // partner not ready (or missing: reported as a deadlock)
+  const uint32_t list = listOf_.find(listKey(set_.shapeIdOfRank(unitRank(peer)), isSend, back));
+  if (list == FlatMap::kNone || st.seq >= listLen_[list] ||
+      pending(peer, lists_[list + st.seq]) != kWaiting) {
+    pending(unit, step) = kWaiting;  // partner not ready (or missing: reported as a deadlock)
     return Status();
   }
-  uint32_t otherStep = lists_[it->second + st.seq];
+  uint32_t otherStep = lists_[list + st.seq];
   const SimStep& o = unitShape(peer).steps[otherStep];
   if (o.bytes != st.bytes)
     return invalidArgument("sim: rank ", isSend ? rank : peerRank, " sends ",
                            isSend ? st.bytes : o.bytes, " bytes to rank ", isSend ? peerRank : rank,
                            " (message ", st.seq, ") but it receives ", isSend ? o.bytes : st.bytes);
-  pending_[peer][otherStep] = 0;
+  pending(peer, otherStep) = 0;
   return isSend ? startFlow(unit, step, peer, otherStep, st.bytes, sendDelta)
                 : startFlow(peer, otherStep, unit, step, st.bytes, sendDelta);
 }
@@ -160,7 +216,7 @@ void Engine::buildMessageLists() {
   }
   for (auto& kv : tmp) {
     uint32_t off = static_cast<uint32_t>(lists_.size());
-    listOf_[kv.first] = off;
+    listOf_.set(kv.first, off);
     lists_.insert(lists_.end(), kv.second.begin(), kv.second.end());
     listLen_.resize(lists_.size(), 0);
     listLen_[off] = static_cast<uint32_t>(kv.second.size());
@@ -169,14 +225,16 @@ void Engine::buildMessageLists() {
 
 void Engine::finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency,
                     bool reduced) {
-  push(now_ + latency, kEvStepDone, src, sendStep);
   const SimStep& r = unitShape(dst).steps[recvStep];
-  if (r.op != OpKind::kRecvReduce || reduced) {
-    push(now_ + latency, kEvStepDone, dst, recvStep);
-  } else if (compute_) {
-    push(now_ + latency, kEvReduce, dst, recvStep);
+  if (r.op != OpKind::kRecvReduce || reduced) {  // both steps done together: one event
+    after(latency, 0, kEvXferDone, src, sendStep, dst, recvStep);
+    return;
+  }
+  after(latency, 0, kEvStepDone, src, sendStep);
+  if (compute_) {
+    after(latency, 0, kEvReduce, dst, recvStep);
   } else {
-    push(now_ + latency + opSeconds(r.bytes, opt_.reduceGBps), kEvStepDone, dst, recvStep);
+    after(latency, opSeconds(r.bytes, opt_.reduceGBps), kEvStepDone, dst, recvStep);
   }
 }
 
@@ -190,11 +248,59 @@ void Engine::flowEnd(uint32_t f) {
   }
   if (fi.dst < 0) {  // compute: the step is done
     mm_->removeFlow(f, now_);
-    push(now_, kEvStepDone, fi.src, fi.sendStep);
+    after(0, 0, kEvStepDone, fi.src, fi.sendStep);
     return;
   }
   finish(fi.src, fi.sendStep, fi.dst, fi.recvStep, p.latency, p.reduces);
   nextOnConnection(f);
+}
+
+void Engine::after(double d1, double d2, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver,
+                   uint32_t c) {
+  const Event e{now_ + d1 + d2, kind, a, b, ver, c};
+  for (Fifo& q : fifos_) {
+    if (q.d1 != d1 || q.d2 != d2) continue;
+    if (q.head == q.ev.size()) {  // drained: reuse the buffer from its start
+      q.ev.clear();
+      q.head = 0;
+    } else if (q.head > 4096 && 2 * q.head > q.ev.size()) {
+      q.ev.erase(q.ev.begin(), q.ev.begin() + static_cast<std::ptrdiff_t>(q.head));
+      q.head = 0;
+    }
+    q.ev.push_back(e);
+    return;
+  }
+  if (fifos_.size() < kMaxFifos) {
+    fifos_.push_back(Fifo{d1, d2, {e}, 0});
+    return;
+  }
+  events_.push(e);
+}
+
+bool Engine::nextEvent(double* t, int* from) const {
+  bool any = !events_.empty();
+  if (any) {
+    *t = events_.top().t;
+    *from = -1;
+  }
+  for (size_t i = 0; i < fifos_.size(); ++i) {
+    const Fifo& q = fifos_[i];
+    if (q.head == q.ev.size() || (any && q.ev[q.head].t >= *t)) continue;
+    *t = q.ev[q.head].t;
+    *from = static_cast<int>(i);
+    any = true;
+  }
+  return any;
+}
+
+Event Engine::takeEvent(int from) {
+  if (from < 0) {
+    Event e = events_.top();
+    events_.pop();
+    return e;
+  }
+  Fifo& q = fifos_[from];
+  return q.ev[q.head++];
 }
 
 Status Engine::stepDone(int unit, uint32_t step) {
@@ -204,7 +310,7 @@ Status Engine::stepDone(int unit, uint32_t step) {
   if (now_ > unitDone_[unit]) unitDone_[unit] = now_;
   for (uint32_t k = 0; k < st.nextCount; ++k) {
     uint32_t nx = sh.next[st.nextBegin + k];
-    if (--pending_[unit][nx] == 0) LOOM_CHECK(ready(unit, nx));
+    if (--pending(unit, nx) == 0) LOOM_CHECK(ready(unit, nx));
   }
   return Status();
 }
@@ -214,20 +320,20 @@ Status Engine::deadlock() const {
   for (int u = 0; u < units_; ++u) {
     const Shape& sh = unitShape(u);
     for (size_t i = 0; i < sh.steps.size(); ++i) {
-      if (pending_[u][i] == 0 || pending_[u][i] == kWaiting) continue;
+      if (pending(u, i) == 0 || pending(u, i) == kWaiting) continue;
       // The first step still waiting: name the dependency that never finished.
       const SimStep& st = sh.steps[i];
       int r = unitRank(u);
       return invalidUsage("sim: deadlock: ", stepsDone_, " of ", unitSteps_, " steps done; rank ",
                           r, " step ", i, " (", sched::opKindName(st.op), ", peer ",
-                          (r + st.peerDelta) % n, ") still waits for ", pending_[u][i],
+                          (r + st.peerDelta) % n, ") still waits for ", pending(u, i),
                           " dependencies");
     }
   }
   for (int u = 0; u < units_; ++u) {
     const Shape& sh = unitShape(u);
     for (size_t i = 0; i < sh.steps.size(); ++i) {
-      if (pending_[u][i] != kWaiting) continue;
+      if (pending(u, i) != kWaiting) continue;
       const SimStep& st = sh.steps[i];
       int rank = unitRank(u);
       return invalidUsage("sim: deadlock: rank ", rank, " step ", i, " (", sched::opKindName(st.op),
@@ -280,15 +386,16 @@ Status Engine::setUp() {
   linkAcc_.assign(cap_.size(), 0.0);
   unitDone_.assign(units_, 0.0);
   buildMessageLists();
-  pending_.resize(units_);
+  pendingOff_.resize(units_ + 1);
+  for (int u = 0; u < units_; ++u) pendingOff_[u + 1] = pendingOff_[u] + unitShape(u).steps.size();
+  unitSteps_ = pendingOff_[units_];
+  pending_.resize(unitSteps_);
   for (int u = 0; u < units_; ++u) {
     const Shape& sh = unitShape(u);
-    unitSteps_ += sh.steps.size();
-    pending_[u].resize(sh.steps.size());
     for (size_t i = 0; i < sh.steps.size(); ++i) {
       if (sh.steps[i].depCount >= kWaiting)
         return invalidArgument("sim: step with more than ", kWaiting - 1, " dependencies");
-      pending_[u][i] = static_cast<uint16_t>(sh.steps[i].depCount);
+      pending(u, static_cast<uint32_t>(i)) = static_cast<uint16_t>(sh.steps[i].depCount);
     }
   }
   return Status();
@@ -305,29 +412,33 @@ Status Engine::run() {
     if (t < MaxMin::kInf) push(t, kEvFlowEnd, f, 0, ver);
   };
   for (;;) {
+    releaseIdle();
     int c = mm_->recompute(now_, opt_.exact || !opt_.components, emit);
     if (c > 0) {
       ++res_->recomputes;
       res_->recomputeFlows += c;
       res_->maxComponentFlows = std::max(res_->maxComponentFlows, c);
     }
-    if (events_.empty()) break;
+    double batchStart = 0, t = 0;
+    int from = 0;
+    if (!nextEvent(&batchStart, &from)) break;
     // A batch is processed at the time of its first event: later events in it complete up to
     // timeEpsilon early (flows started in the batch all get rates from that instant).
-    const double batchStart = events_.top().t;
     double batchEnd = batchStart + (opt_.exact ? 0.0 : opt_.timeEpsilon);
     ++res_->batches;
     bool any = false;
-    while (!events_.empty() && events_.top().t <= batchEnd) {
-      Event ev = events_.top();
+    while (nextEvent(&t, &from) && t <= batchEnd) {
       if (opt_.exact && any) break;
-      events_.pop();
+      const Event ev = takeEvent(from);
       if (ev.kind == kEvFlowEnd && (!mm_->active(ev.a) || mm_->version(ev.a) != ev.ver)) continue;
       now_ = std::max(now_, batchStart);
       any = true;
       ++res_->events;
       if (ev.kind == kEvFlowEnd) {
         flowEnd(ev.a);
+      } else if (ev.kind == kEvXferDone) {
+        LOOM_CHECK(stepDone(static_cast<int>(ev.a), ev.b));
+        LOOM_CHECK(stepDone(static_cast<int>(ev.ver), ev.c));
       } else if (ev.kind == kEvReduce) {
         const SimStep& st = unitShape(static_cast<int>(ev.a)).steps[ev.b];
         startCompute(static_cast<int>(ev.a), ev.b, st.bytes, opt_.reduceGBps);

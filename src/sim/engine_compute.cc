@@ -59,7 +59,7 @@ uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelt
 // A Reduce or Copy of `bytes` at `gbps` per core, or a RecvReduce's reduction after its transfer.
 void Engine::startCompute(int unit, uint32_t step, uint64_t bytes, double gbps) {
   if (!compute_ || bytes == 0 || gbps <= 0) {
-    push(now_ + opSeconds(bytes, gbps), kEvStepDone, unit, step);
+    after(opSeconds(bytes, gbps), 0, kEvStepDone, unit, step);
     return;
   }
   const size_t slot = 2 * static_cast<size_t>(unit) + (gbps == opt_.copyGBps ? 1 : 0);

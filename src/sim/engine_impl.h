@@ -3,6 +3,7 @@
 // flows on shared core links.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -22,15 +23,64 @@ namespace loom::sim::detail {
 using sched::OpKind;
 
 // kEvReduce: a RecvReduce's data is in; its reduction starts (compute shared, not fused).
-constexpr uint32_t kEvFlowEnd = 0, kEvStepDone = 1, kEvReduce = 2;
+// kEvXferDone: a transfer's send and receive steps are both done (a, b: sender unit and step;
+// ver, c: receiver unit and step).
+constexpr uint32_t kEvFlowEnd = 0, kEvStepDone = 1, kEvReduce = 2, kEvXferDone = 3;
 // A core's capacity in core-nanoseconds per second; work costing 1 / G ns per byte (G in GB/s)
 // crosses a core with weight 1 / G.
 constexpr double kCoreNsPerSec = 1e9;
 
 struct Event {
   double t;
-  uint32_t kind, a, b, ver;
+  uint32_t kind, a, b, ver, c;
   bool operator>(const Event& o) const { return t > o.t; }
+};
+
+// Open-addressing map from a 64-bit key to a 32-bit value (linear probing, no erase): the engine's
+// look-ups per message, cheaper than std::unordered_map's node per entry.
+class FlatMap {
+ public:
+  static constexpr uint32_t kNone = ~0u;
+  uint32_t find(uint64_t key) const {
+    if (size_ == 0) return kNone;
+    for (size_t i = slot(key);; i = (i + 1) & mask_) {
+      if (vals_[i] == kNone) return kNone;
+      if (keys_[i] == key) return vals_[i];
+    }
+  }
+  void set(uint64_t key, uint32_t val) {  // val != kNone
+    if (2 * (size_ + 1) > keys_.size()) rehash(std::max<size_t>(16, 2 * keys_.size()));
+    size_t i = slot(key);
+    for (; vals_[i] != kNone; i = (i + 1) & mask_)
+      if (keys_[i] == key) {
+        vals_[i] = val;
+        return;
+      }
+    keys_[i] = key;
+    vals_[i] = val;
+    ++size_;
+  }
+
+ private:
+  size_t slot(uint64_t k) const {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return static_cast<size_t>(k) & mask_;
+  }
+  void rehash(size_t n) {
+    std::vector<uint64_t> keys = std::move(keys_);
+    std::vector<uint32_t> vals = std::move(vals_);
+    keys_.assign(n, 0);
+    vals_.assign(n, kNone);
+    mask_ = n - 1;
+    size_ = 0;
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (vals[i] != kNone) set(keys[i], vals[i]);
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> vals_;
+  size_t size_ = 0, mask_ = 0;
 };
 
 struct PathRec {
@@ -72,9 +122,23 @@ class Engine {
   void startCompute(int unit, uint32_t step, uint64_t bytes, double gbps);
   Status deadlock() const;
   void flowEnd(uint32_t f);
-  void push(double t, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0) {
-    events_.push(Event{t, kind, a, b, ver});
+  void push(double t, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0, uint32_t c = 0) {
+    events_.push(Event{t, kind, a, b, ver, c});
   }
+  // An event at now_ + d1 + d2. Events a fixed delay ahead come in time order (now_ never goes
+  // back), so each delay pair seen has a FIFO instead of the heap (up to kMaxFifos pairs).
+  void after(double d1, double d2, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0,
+             uint32_t c = 0);
+  // The earliest pending event (heap or FIFO), false if none; takeEvent removes it.
+  bool nextEvent(double* t, int* from) const;
+  Event takeEvent(int from);
+  struct Fifo {
+    double d1, d2;
+    std::vector<Event> ev;
+    size_t head = 0;
+  };
+  static constexpr size_t kMaxFifos = 16;
+  std::vector<Fifo> fifos_;
   // Message lists: per (shape, direction, peer delta), the steps in FIFO order (k-th = seq k).
   static uint64_t listKey(int shape, bool recv, int32_t delta) {
     return (static_cast<uint64_t>(shape) << 33) | (recv ? 1ull << 32 : 0) |
@@ -104,30 +168,50 @@ class Engine {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   // Per unit per step: dependencies not yet done, or kWaiting: a ready Send/Recv whose partner
   // is not ready yet (the rendezvous; the partner is found through the message lists).
-  std::vector<std::vector<uint16_t>> pending_;
+  std::vector<uint16_t> pending_;  // unit u's steps from pendingOff_[u]
+  std::vector<uint64_t> pendingOff_;
+  uint16_t& pending(int unit, uint32_t step) { return pending_[pendingOff_[unit] + step]; }
+  uint16_t pending(int unit, uint32_t step) const { return pending_[pendingOff_[unit] + step]; }
   static constexpr uint16_t kWaiting = 0xffff;
   uint64_t stepsDone_ = 0;
-  std::unordered_map<uint64_t, uint32_t> listOf_;  // listKey -> offset into lists_
-  std::vector<uint32_t> lists_, listLen_;          // listLen_ indexed like lists_ offsets
+  FlatMap listOf_;                         // listKey -> offset into lists_
+  std::vector<uint32_t> lists_, listLen_;  // listLen_ indexed like lists_ offsets
   std::vector<PathRec> paths_;
-  std::unordered_map<uint64_t, uint32_t> pathOfPair_;
+  FlatMap pathOfPair_;
   struct FlowInfo {
     int32_t src, dst;
     uint32_t sendStep, recvStep;
     uint64_t bytes;
     uint32_t path;
-    uint64_t conn = kNoConn;  // its connection (a transfer), Folding::key(src, send delta)
+    uint32_t conn = kNoConn;  // its connection (a transfer; conns_ index)
   };
-  static constexpr uint64_t kNoConn = ~0ull;
+  static constexpr uint32_t kNoConn = ~0u;
   void finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency,
               bool reduced);
   std::vector<FlowInfo> flowInfo_;  // indexed like MaxMin flow ids
   // Connections: one per (sender unit, send delta). Its messages go out one after another (FIFO,
   // as on loom's transports): a message that finds its connection busy waits in line and takes
   // over the flow when the one before it is out (same path: same rate, no new solve).
-  std::unordered_map<uint64_t, uint32_t> connFlow_;  // busy connection -> its flow
-  std::unordered_map<uint64_t, std::deque<FlowInfo>> connQueue_;
+  // conns_[connOf_[Folding::key(sender unit, send delta)]]: its flow (kNoConn: idle) and its
+  // queue, a list through queued_ (free entries in freeQueued_).
+  struct Conn {
+    uint32_t flow = kNoConn, head = kNoConn, tail = kNoConn;
+    bool idle = false;  // its flow's message is out, nothing queued (until releaseIdle)
+  };
+  struct Queued {
+    FlowInfo info;
+    uint32_t next = kNoConn;
+  };
+  FlatMap connOf_;
+  std::vector<Conn> conns_;
+  std::vector<Queued> queued_;
+  std::vector<uint32_t> freeQueued_;
+  uint32_t connFor(int srcUnit, int32_t sendDelta);
+  void enqueue(uint32_t conn, const FlowInfo& fi);
   void nextOnConnection(uint32_t f);
+  void takeOver(uint32_t f, const FlowInfo& next);  // next goes out on flow f's connection
+  void releaseIdle();                               // flows of idle connections end
+  std::vector<uint32_t> idleConns_;
   // Compute: unit u's core(s) are solver link cpuBase_ + u, host h's shared cores hostBase_ + h;
   // per unit the hosts it has members on, with the member count (hostCores > 0 only).
   bool compute_ = false, cpuMoves_ = false, fused_ = false;

@@ -18,7 +18,10 @@ MaxMin::MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* 
       pushMark_(capacity->size(), 0),
       wasTight_(capacity->size(), 0),
       bound_(capacity->size(), 0.0),
-      isSource_(capacity->size(), 0) {}
+      isSource_(capacity->size(), 0),
+      checkStamp_(capacity->size(), 0),
+      used_(capacity->size(), 0.0),
+      maxRate_(capacity->size(), 0.0) {}
 
 void MaxMin::registerPath(uint32_t off, uint32_t len) {
   if (off >= registered_.size())
@@ -142,62 +145,171 @@ void MaxMin::removeFlow(uint32_t f, double now) {
   free_.push_back(f);
 }
 
-int MaxMin::collect(bool global) {
+uint32_t MaxMin::takeSeeds() {
   // Stamps: stamp_ marks "visited in this round"; dirty links carry stamp_ + 1.
   ++stamp_;
   uint32_t s = ++stamp_;
   comp_.clear();
   compLinks_.clear();
-  if (global) {
-    comp_ = active_;
-    for (uint32_t f : comp_) flows_[f].stamp = s;
-    for (uint32_t f : comp_)
-      for (uint32_t i = 0; i < flows_[f].len; ++i) {
-        int l = hop(flows_[f], i).link;
-        if (linkStamp_[l] != s) {
-          linkStamp_[l] = s;
-          compLinks_.push_back(l);
-        }
-      }
-  } else {
-    // Seeds: new flows, and every flow on a touched link that can constrain now or could when
-    // its flows were last solved. Growth: only through links that can constrain.
-    for (uint32_t f : fresh_) {
-      if (!flows_[f].active || flows_[f].stamp == s) continue;
+  // New flows, and every flow on a touched link that can constrain now or could when its flows
+  // were last solved.
+  for (uint32_t f : fresh_) {
+    if (!flows_[f].active || flows_[f].stamp == s) continue;
+    flows_[f].stamp = s;
+    comp_.push_back(f);
+  }
+  for (uint32_t l : dirty_) {
+    bool tight = !slack(l);
+    bool was = wasTight_[l];
+    wasTight_[l] = tight;
+    if (!tight && !was) continue;
+    for (uint32_t f : linkFlows_[l]) {
+      if (flows_[f].stamp == s) continue;
       flows_[f].stamp = s;
       comp_.push_back(f);
     }
-    for (uint32_t l : dirty_) {
-      bool tight = !slack(l);
-      bool was = wasTight_[l];
-      wasTight_[l] = tight;
-      if (!tight && !was) continue;
-      for (uint32_t f : linkFlows_[l]) {
-        if (flows_[f].stamp == s) continue;
-        flows_[f].stamp = s;
-        comp_.push_back(f);
+  }
+  dirty_.clear();
+  fresh_.clear();
+  return s;
+}
+
+void MaxMin::grow(uint32_t s) {
+  // Every flow on a link of compLinks_ joins comp_, and every link that can constrain of a flow
+  // of comp_ joins compLinks_, until both are closed.
+  size_t li = 0, q = 0;
+  for (;;) {
+    if (li < compLinks_.size()) {
+      for (uint32_t f2 : linkFlows_[compLinks_[li++]]) {
+        if (flows_[f2].stamp == s) continue;
+        flows_[f2].stamp = s;
+        comp_.push_back(f2);
       }
-    }
-    for (size_t q = 0; q < comp_.size(); ++q) {
-      const Flow& fl = flows_[comp_[q]];
+    } else if (q < comp_.size()) {
+      const Flow& fl = flows_[comp_[q++]];
       for (uint32_t i = 0; i < fl.len; ++i) {
         uint32_t l = hop(fl, i).link;
         if (linkStamp_[l] == s || slack(l)) continue;
         linkStamp_[l] = s;
         compLinks_.push_back(l);
-        for (uint32_t f2 : linkFlows_[l]) {
-          if (flows_[f2].stamp == s) continue;
-          flows_[f2].stamp = s;
-          comp_.push_back(f2);
+      }
+    } else {
+      break;
+    }
+  }
+}
+
+int MaxMin::collect(bool global) {
+  if (!global) {
+    grow(takeSeeds());
+    return static_cast<int>(comp_.size());
+  }
+  ++stamp_;
+  uint32_t s = ++stamp_;
+  comp_ = active_;
+  compLinks_.clear();
+  for (uint32_t f : comp_) flows_[f].stamp = s;
+  for (uint32_t f : comp_)
+    for (uint32_t i = 0; i < flows_[f].len; ++i) {
+      int l = hop(flows_[f], i).link;
+      if (linkStamp_[l] != s) {
+        linkStamp_[l] = s;
+        compLinks_.push_back(l);
+      }
+    }
+  for (uint32_t l : dirty_) wasTight_[l] = !slack(l);
+  dirty_.clear();
+  fresh_.clear();
+  return static_cast<int>(comp_.size());
+}
+
+void MaxMin::linkState(uint32_t l, uint32_t s) {
+  if (checkStamp_[l] == checkRound_) return;
+  checkStamp_[l] = checkRound_;
+  double used = 0, top = 0;
+  const std::vector<uint32_t>& fs = linkFlows_[l];
+  for (size_t i = 0; i < fs.size(); ++i) {
+    const Flow& g = flows_[fs[i]];
+    double r = g.stamp == s ? g.newRate : g.rate;
+    used += r * hop(g, linkHop_[l][i]).weight * g.mult;
+    top = std::max(top, r);
+  }
+  used_[l] = used;
+  maxRate_[l] = top;
+}
+
+bool MaxMin::bottlenecked(uint32_t f, uint32_t s) {
+  // Max-min fair: every flow runs at its cap or has a link that is full and on which no flow
+  // runs faster (only links that can constrain; slack ones never fill below the caps).
+  const Flow& fl = flows_[f];
+  double r = fl.stamp == s ? fl.newRate : fl.rate;
+  if (r >= fl.cap * (1 - kTol)) return true;
+  for (uint32_t i = 0; i < fl.len; ++i) {
+    uint32_t l = hop(fl, i).link;
+    if (slack(l)) continue;
+    linkState(l, s);
+    if (used_[l] >= cap_[l] * (1 - kTol) && r >= maxRate_[l] * (1 - kTol)) return true;
+  }
+  return false;
+}
+
+int MaxMin::solveLocal(double now) {
+  // Solve the seeds alone, the other flows' rates fixed; if the result leaves a flow of the seeds
+  // or of their links without a bottleneck, the flows around it join and the solve repeats; after
+  // kLocalRounds, the whole component (collect's answer).
+  const uint32_t s = takeSeeds();
+  if (comp_.empty()) return 0;
+  int total = 0;
+  size_t linked = 0;  // comp_[0, linked) have their links in compLinks_
+  for (int round = 0;; ++round) {
+    if (round == kLocalRounds) {
+      ++fallbacks_;
+      grow(s);
+      solve(now, true);
+      return total + static_cast<int>(comp_.size());
+    }
+    for (; linked < comp_.size(); ++linked) {
+      const Flow& fl = flows_[comp_[linked]];
+      for (uint32_t i = 0; i < fl.len; ++i) {
+        uint32_t l = hop(fl, i).link;
+        if (linkStamp_[l] == s || slack(l)) continue;
+        linkStamp_[l] = s;
+        compLinks_.push_back(l);
+      }
+    }
+    total += static_cast<int>(comp_.size());
+    solve(now, true);
+    ++checkRound_;
+    viol_.clear();
+    for (uint32_t f : comp_) {
+      flows_[f].checked = checkRound_;
+      if (!bottlenecked(f, s)) viol_.push_back(f);
+    }
+    for (uint32_t l : compLinks_)
+      for (uint32_t g : linkFlows_[l]) {
+        if (flows_[g].checked == checkRound_) continue;
+        flows_[g].checked = checkRound_;
+        if (!bottlenecked(g, s)) viol_.push_back(g);
+      }
+    if (viol_.empty()) return total;
+    // The flows without a bottleneck and every flow sharing a link that can constrain with them.
+    for (uint32_t v : viol_) {
+      if (flows_[v].stamp != s) {
+        flows_[v].stamp = s;
+        comp_.push_back(v);
+      }
+      const Flow& fl = flows_[v];
+      for (uint32_t i = 0; i < fl.len; ++i) {
+        uint32_t l = hop(fl, i).link;
+        if (slack(l)) continue;
+        for (uint32_t g : linkFlows_[l]) {
+          if (flows_[g].stamp == s) continue;
+          flows_[g].stamp = s;
+          comp_.push_back(g);
         }
       }
     }
   }
-  if (global)
-    for (uint32_t l : dirty_) wasTight_[l] = !slack(l);
-  dirty_.clear();
-  fresh_.clear();
-  return static_cast<int>(comp_.size());
 }
 
 void MaxMin::freeze(uint32_t f, double rate, uint32_t s) {
@@ -225,7 +337,7 @@ void MaxMin::pushShares() {
   toPush_.clear();
 }
 
-void MaxMin::solve(double now) {
+void MaxMin::solve(double now, bool fixed) {
   for (uint32_t f : comp_) {
     Flow& fl = flows_[f];
     fl.bytesLeft = std::max(0.0, fl.bytesLeft - fl.rate * (now - fl.lastT));
@@ -233,11 +345,17 @@ void MaxMin::solve(double now) {
     fl.frozen = false;
     fl.newRate = 0;
   }
+  const uint32_t s = stamp_;  // comp_ and compLinks_ carry it
   for (uint32_t l : compLinks_) {
     remCap_[l] = cap_[l];
     wsum_[l] = 0;
+    if (!fixed) continue;
+    const std::vector<uint32_t>& fs = linkFlows_[l];
+    for (size_t i = 0; i < fs.size(); ++i) {
+      const Flow& g = flows_[fs[i]];
+      if (g.stamp != s) remCap_[l] -= g.rate * hop(g, linkHop_[l][i]).weight * g.mult;
+    }
   }
-  const uint32_t s = stamp_;  // compLinks_ carry it
   for (uint32_t f : comp_) {
     Flow& fl = flows_[f];
     bool constrained = false;

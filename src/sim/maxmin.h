@@ -18,6 +18,16 @@
 // are always solved or demand-slack); on a 1:1 fat-tree it keeps piled-up flows from coupling the
 // whole fabric through the spines. Bounds are kept per (source, link) for up to
 // kMaxBoundEntries pairs, then turned off (every link is solved again).
+//
+// Local solves: the touched component can still be the whole fabric (a pipelined tree couples
+// every NIC through flows that share them), though a flow that starts or ends mostly changes the
+// rates of a few flows near it. So recompute() first solves only the seeds (new flows, flows on
+// touched links that can constrain), every other flow keeping its rate and its load taken off the
+// capacities, then checks the result: an allocation is max-min fair iff every flow runs at its
+// cap or has a bottleneck, a full link on which no flow runs faster. Only flows of the seeds and
+// flows on the seeds' links can have lost theirs; any that did joins the seeds with the flows
+// sharing its links, and the solve repeats (after kLocalRounds, the whole component). Checks
+// allow a relative kTol for rounding, so rates equal the component solve's up to rounding.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +52,7 @@ class MaxMin {
   // connection: same path, so no rate changes); returns its new finish time (kInf: stalled).
   double refill(uint32_t f, double bytes, double now);
   double mult(uint32_t f) const { return flows_[f].mult; }
+  double rate(uint32_t f) const { return flows_[f].rate; }
   uint32_t version(uint32_t f) const { return flows_[f].version; }
   bool active(uint32_t f) const { return flows_[f].active; }
   const double* linkLoad() const { return load_.data(); }
@@ -51,8 +62,13 @@ class MaxMin {
   // changed, emit(flow, finishTime, version) is called (finishTime = +inf when stalled).
   template <typename Emit>
   int recompute(double now, bool global, Emit emit) {
-    int n = collect(global);
-    solve(now);
+    int n;
+    if (global || !local_) {
+      n = collect(global);
+      solve(now, false);
+    } else {
+      n = solveLocal(now);
+    }
     for (uint32_t f : comp_) {
       Flow& fl = flows_[f];
       if (fl.rate == fl.newRate && !fl.fresh) continue;
@@ -65,12 +81,16 @@ class MaxMin {
   }
 
   static constexpr double kInf = 1e300;
+  // Local solves (see the top) on or off (off: the whole touched component; same rates up to
+  // rounding, for tests).
+  void setLocal(bool on) { local_ = on; }
+  uint64_t fallbacks() const { return fallbacks_; }
 
  private:
   struct Flow {
     uint32_t off = 0, len = 0;
     double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0, cap = 0, mult = 1;
-    uint32_t version = 0, stamp = 0, activeIdx = 0;
+    uint32_t version = 0, stamp = 0, activeIdx = 0, checked = 0;
     bool active = false, fresh = false, frozen = false;
   };
   struct Share {
@@ -86,9 +106,18 @@ class MaxMin {
   void dropBounds();
   static constexpr size_t kMaxBoundEntries = size_t{1} << 23;
   int collect(bool global);
+  uint32_t takeSeeds();  // into comp_, stamped with the returned round stamp
+  void grow(uint32_t s);
   void setCap(Flow* fl);
   void pushShares();
-  void solve(double now);
+  // Progressive filling of comp_ on compLinks_; with `fixed`, flows outside comp_ keep their rates
+  // and their load comes off the capacity first.
+  void solve(double now, bool fixed);
+  int solveLocal(double now);
+  bool bottlenecked(uint32_t f, uint32_t s);
+  void linkState(uint32_t l, uint32_t s);
+  static constexpr double kTol = 1e-11;   // relative: saturated / largest rate (see the top)
+  static constexpr int kLocalRounds = 3;  // then the whole component
   void freeze(uint32_t f, double rate, uint32_t stamp);
   static constexpr uint32_t kFlowBit = 0x80000000u;
   void touch(int link);
@@ -117,6 +146,13 @@ class MaxMin {
   std::vector<uint8_t> isSource_, registered_;
   std::unordered_map<uint64_t, double> ratio_;
   uint32_t stamp_ = 1;
+  // Local solves: per link its load and largest rate under the new rates (valid when
+  // checkStamp_[l] == checkRound_), the flows found not bottlenecked.
+  bool local_ = true;
+  uint64_t fallbacks_ = 0;
+  uint32_t checkRound_ = 0;
+  std::vector<uint32_t> checkStamp_, viol_;
+  std::vector<double> used_, maxRate_;
   std::priority_queue<Share, std::vector<Share>, std::greater<Share>> heap_;
 };
 
