@@ -101,8 +101,9 @@ int rankMain(const MeasureSpec& m, int rank, Shared sh) {
   std::vector<float> in(most / 4 + 1, static_cast<float>(rank + 1)), out(in.size());
   const float want = m.ranks * (m.ranks + 1) / 2.0f;
   // One untimed all-reduce of the largest size on every communicator first, so each one's shm
-  // rings (or tcp buffers) are touched before timing: one that took the direct path for the small
-  // sizes would otherwise meet its ring pages for the first time at the first larger size.
+  // rings (or tcp buffers) are touched before timing. (Before the shm transport rewound its rings,
+  // a communicator that took the direct path for the small sizes faulted in new ring pages all
+  // through the larger sizes; now a medium message reuses a ring's first pages.)
   for (size_t a = 0; a < na; ++a)
     if (loomAllReduce(in.data(), out.data(), std::max<uint64_t>(1, most / 4), loomFloat32, loomSum,
                       comms[a], nullptr) != loomSuccess)
