@@ -11,12 +11,19 @@ under the 6 minutes a locked command may take) measures, per transport (shm, tcp
   2. all_reduce_perf for 2, 4, 8 ranks at 1, 4, 16, 64 MiB (float32 sum, out of place), with the
      ring forced and with the planner's choice, LOOM_PLAN_PARAMS = the calibrated parameters of
      that size, so loom and loom-plan make the same decision.
+  3. sendrecv_perf on each validated rank count above --cores (every rank sends S to the next
+     and receives S from the one before, no reduction): how much slower the transfers get when
+     more processes than cores take turns (oversubscription), beyond the max-min share of the
+     cores that the model gives them.
 Every quantity is the median over the rounds. Then, calibrated once (the medians), it simulates
 each point with `loom-plan --simulate --sim-always --sim-cores N`: the ranks are processes sharing
 N cores max-min (sim::SimOptions::computeShared): a byte sent or received costs a core
 1 / (2 x the flow rate), a byte reduced on receipt 1 / the reduction rate, and a pair of ranks moves
 at most the flow rate; it prints measured and simulated times with the ratio, PASS when within
---tolerance (25%).
+--tolerance (25%). A second column simulates with the oversubscription calibration (3.): on p
+ranks above the cores, a core moves f x as many bytes per second, f = the model's time for the
+p-rank sendrecv (p / cores x the 2-rank transfer time) over the measured one (the reductions keep
+their rate; loom-plan --sim-core-gbps).
 
   perf/sim/validate_local.py --build build --out perf/results/<date>-<host>-sim-vs-loom
 """
@@ -103,11 +110,23 @@ def membw(build, sizes):
     return out
 
 
-def calibrate_round(build, transport, sizes, iters):
-    """One round's raw calibration of `transport`: latency (us) and sendrecv time per size (us)."""
+def calibrate_round(build, transport, sizes, iters, oversub_ranks):
+    """One round's raw calibration of `transport`: latency (us) and sendrecv time per size (us) on
+    2 ranks, and on each of `oversub_ranks` (more ranks than cores)."""
     alpha = driver_times(build, "sendrecv_perf", 2, transport, 8, 8, 200)[8]
     t = driver_times(build, "sendrecv_perf", 2, transport, min(sizes), max(sizes), iters)
-    return {"alpha_us": alpha, "sendrecv_us": {s: t[s] for s in sizes}}
+    over = {}
+    for p in oversub_ranks:
+        tp = driver_times(build, "sendrecv_perf", p, transport, min(sizes), max(sizes), iters)
+        over[p] = {s: tp[s] for s in sizes}
+    return {"alpha_us": alpha, "sendrecv_us": {s: t[s] for s in sizes}, "sendrecv_p_us": over}
+
+
+def oversub_factor(alpha, t2, tp, p, cores):
+    """f: how many times the bytes per second a core moves on p ranks, against the model's share.
+    The model's p-rank sendrecv (each rank moves S out and S in through the shared cores) takes
+    p / cores x the 2-rank transfer time; measured it takes tp - alpha."""
+    return (p / cores) * max(1e-3, t2 - alpha) / max(1e-3, tp - alpha)
 
 
 def params_of(transport, alpha, sendrecv_us, red, cores):
@@ -128,11 +147,14 @@ def plan_args(transport, ranks):
     return ["--hosts", str(ranks), "--ranks-per-host", "1", "--transport", "tcp"]
 
 
-def simulate(build, transport, ranks, size, params, algo, cores):
-    """(decision, model us, simulated us) of loom-plan --simulate for one point."""
+def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0):
+    """(decision, model us, simulated us) of loom-plan --simulate for one point (core_gbps > 0:
+    --sim-core-gbps)."""
     cmd = [os.path.join(build, "tools", "loom-plan", "loom-plan"), *plan_args(transport, ranks),
            "--params", params, "--simulate", "--sim-always", "--sim-cores", str(cores),
            "--min", str(size), "--max", str(size)]
+    if core_gbps > 0:
+        cmd += ["--sim-core-gbps", f"{core_gbps:.4f}"]
     if algo != "planner":
         cmd += ["--algo", f"allreduce:{algo}"]
     for line in run(cmd).splitlines():
@@ -152,7 +174,8 @@ def measure_round(a, transports, ranks, sizes, algos):
         fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes),
-             "calib": {t: calibrate_round(a.build, t, sizes, a.iters) for t in transports},
+             "calib": {t: calibrate_round(a.build, t, sizes, a.iters,
+                                          [p for p in ranks if p > a.cores]) for t in transports},
              "points": {}}
         red = {s: r["membw"][s][1] for s in sizes}
         for t in transports:
@@ -222,8 +245,12 @@ def main():
     for t in transports:
         alpha = median([r["calib"][t]["alpha_us"] for r in rounds])
         sr = {s: median([r["calib"][t]["sendrecv_us"][s] for r in rounds]) for s in sizes}
-        calib[t] = {"alpha_us": alpha, "sendrecv_us": sr,
-                    "params": params_of(t, alpha, sr, red, a.cores)}
+        over = {p: {s: median([r["calib"][t]["sendrecv_p_us"][p][s] for r in rounds])
+                    for s in sizes} for p in ranks if p > a.cores}
+        calib[t] = {"alpha_us": alpha, "sendrecv_us": sr, "sendrecv_p_us": over,
+                    "params": params_of(t, alpha, sr, red, a.cores),
+                    "oversub_f": {p: {s: oversub_factor(alpha, sr[s], over[p][s], p, a.cores)
+                                      for s in sizes} for p in over}}
 
     rows = []
     for t in transports:
@@ -236,22 +263,35 @@ def main():
                     m = median(runs)
                     dec, model_us, sim_us = simulate(a.build, t, p, s, calib[t]["params"][s],
                                                      algo, a.cores)
+                    f = calib[t]["oversub_f"].get(p, {}).get(s, 1.0)
+                    sim_o = sim_us
+                    if p > a.cores:
+                        rate = s / max(1e-3, calib[t]["sendrecv_us"][s] - calib[t]["alpha_us"])
+                        sim_o = simulate(a.build, t, p, s, calib[t]["params"][s], algo, a.cores,
+                                         2 * rate / 1e3 * f)[2]
                     rows.append({"transport": t, "algo": algo, "ranks": p, "size": s,
                                  "decision": dec, "loom_ran": ",".join(ran), "measured_us": m,
                                  "runs_us": runs, "simulated_us": sim_us, "model_us": model_us,
-                                 "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance})
+                                 "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance,
+                                 "oversub_f": f, "simulated_oversub_us": sim_o,
+                                 "ratio_oversub": sim_o / m,
+                                 "pass_oversub": abs(sim_o / m - 1) <= a.tolerance})
 
     out = ["| transport | schedule | ranks | size | decision (simulated) | loom ran | "
-           "measured us (median) | rounds min-max | simulated us | sim/measured | |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "measured us (median) | rounds min-max | simulated us | sim/measured | | "
+           "oversub. f | simulated us, f | sim/measured, f | |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         same = r["loom_ran"] == r["decision"]
         out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
                    f"{r['decision']} | {'same' if same else r['loom_ran']} | "
                    f"{r['measured_us']:.0f} | {min(r['runs_us']):.0f}-{max(r['runs_us']):.0f} | "
                    f"{r['simulated_us']:.0f} | {r['ratio']:.2f} | "
-                   f"{'PASS' if r['pass'] else 'MISS'} |")
+                   f"{'PASS' if r['pass'] else 'MISS'} | {r['oversub_f']:.2f} | "
+                   f"{r['simulated_oversub_us']:.0f} | {r['ratio_oversub']:.2f} | "
+                   f"{'PASS' if r['pass_oversub'] else 'MISS'} |")
     n = sum(r["pass"] for r in rows)
+    n_o = sum(r["pass_oversub"] for r in rows)
     host = platform.node()
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              f"float32 sum all-reduce, out of place, {a.iters} iterations per run, median of "
@@ -267,10 +307,15 @@ def main():
              "size, sendrecv_perf on 2 ranks (both send and receive S at once: one flow's rate; "
              "8 B: the latency) and membw_perf's loom-red (one core's reduction rate at that "
              "size's working set).", ""]
-    lines += out + ["", f"**{n} of {len(rows)} points within {a.tolerance:.0%}.**", ""]
+    lines += out + ["", f"**{n} of {len(rows)} points within {a.tolerance:.0%}** (2-rank "
+                    f"calibration); **{n_o} of {len(rows)}** with the oversubscription "
+                    "calibration (f: p-rank sendrecv, applied to the cores' transfer rate).", ""]
     for t in transports:
         lines.append(f"- {t}: latency {calib[t]['alpha_us']:.1f} us; " + "; ".join(
             f"{human(s)}: {calib[t]['params'][s]}" for s in sizes))
+        for q, fs in calib[t]["oversub_f"].items():
+            lines.append(f"- {t}: sendrecv on {q} ranks, us (f): " + "; ".join(
+                f"{human(s)}: {calib[t]['sendrecv_p_us'][q][s]:.0f} ({fs[s]:.2f})" for s in sizes))
     lines += ["", "One core (membw_perf, median): " + "; ".join(
         f"{human(s)}: memcpy {mcpy[s]:.2f}, loom-red {red[s]:.2f} GB/s" for s in swept), ""]
     text = "\n".join(lines) + "\n"
