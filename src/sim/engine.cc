@@ -1,11 +1,14 @@
 #include "sim/engine.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>
 #include <queue>
 #include <tuple>
 #include <unordered_map>
@@ -20,6 +23,20 @@ double SimResult::utilisation(const Net& net, int link) const {
 }
 
 namespace detail {
+
+void* allocHuge(size_t bytes) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  void* p = nullptr;
+  if (bytes >= 2 * kHuge) {
+    size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    p = std::aligned_alloc(kHuge, rounded);
+    if (p) madvise(p, rounded, MADV_HUGEPAGE);
+  } else {
+    p = std::malloc(bytes ? bytes : 1);
+  }
+  if (!p) throw std::bad_alloc();
+  return p;
+}
 
 Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
   if (folded_) {
@@ -54,9 +71,13 @@ Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
 }
 
 Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep, uint64_t bytes,
-                         int32_t sendDelta) {
-  uint32_t pid = 0;
-  LOOM_CHECK(pathFor(src, sendDelta, &pid));
+                         int32_t sendDelta, uint32_t conn) {
+  Conn& c = conns_[conn];
+  uint32_t pid = c.path;
+  if (pid == kNoConn) {
+    LOOM_CHECK(pathFor(src, sendDelta, &pid));
+    if (opt_.routing != RoutingMode::kUgal) c.path = pid;  // UGAL routes every message
+  }
   res_->flows += mult(src);
   if (bytes == 0 || paths_[pid].len == 0) {  // nothing to share: only the latency
     ++res_->solverFlows;
@@ -67,9 +88,7 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
     pid = cpuPathFor(pid, src, dst, sendDelta,
                      fused_ && unitShape(dst).steps[recvStep].op == OpKind::kRecvReduce);
   const PathRec& p = paths_[pid];
-  const uint32_t conn = connFor(src, sendDelta);
   const FlowInfo fi{src, dst, sendStep, recvStep, bytes, pid, conn};
-  Conn& c = conns_[conn];
   if (c.idle) {  // its last message went out in this batch: this one takes the flow over
     c.idle = false;
     takeOver(c.flow, fi);
@@ -87,14 +106,23 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
   return Status();
 }
 
-uint32_t Engine::connFor(int srcUnit, int32_t sendDelta) {
-  const uint64_t key = Folding::key(srcUnit, sendDelta);
-  uint32_t c = connOf_.find(key);
-  if (c != FlatMap::kNone) return c;
-  c = static_cast<uint32_t>(conns_.size());
-  conns_.emplace_back();
-  connOf_.set(key, c);
-  return c;
+void Engine::buildConnections() {
+  sendSlot_.resize(set_.numShapes());
+  std::vector<uint32_t> slots(set_.numShapes());
+  for (int s = 0; s < set_.numShapes(); ++s) {
+    const Shape& sh = set_.shape(s);
+    std::unordered_map<int32_t, uint32_t> slotOf;
+    sendSlot_[s].assign(sh.steps.size(), 0);
+    for (size_t i = 0; i < sh.steps.size(); ++i)
+      if (sh.steps[i].op == OpKind::kSend)
+        sendSlot_[s][i] =
+            slotOf.emplace(sh.steps[i].peerDelta, static_cast<uint32_t>(slotOf.size()))
+                .first->second;
+    slots[s] = static_cast<uint32_t>(slotOf.size());
+  }
+  connBase_.assign(units_ + 1, 0);
+  for (int u = 0; u < units_; ++u) connBase_[u + 1] = connBase_[u] + slots[unitShapeId(u)];
+  conns_.assign(connBase_[units_], Conn());
 }
 
 void Engine::enqueue(uint32_t conn, const FlowInfo& fi) {
@@ -152,7 +180,7 @@ void Engine::takeOver(uint32_t f, const FlowInfo& next) {
   if (next.path == flowInfo_[f].path) {
     flowInfo_[f] = next;
     double t = mm_->refill(f, static_cast<double>(next.bytes), now_);
-    if (t < MaxMin::kInf) push(t, kEvFlowEnd, f, 0, mm_->version(f));
+    if (t < MaxMin::kInf) ends_.push({t, f, mm_->version(f)});
     return;
   }
   // Another path (UGAL, or a receive reduced by the CPU): a new flow.
@@ -186,21 +214,32 @@ Status Engine::ready(int unit, uint32_t step) {
   int32_t back = (n - st.peerDelta) % n;  // the peer's delta to this rank
   int32_t sendDelta = isSend ? st.peerDelta : back;
   // The partner: the peer's seq-th message in the other direction with this rank.
-  const uint32_t list = listOf_.find(listKey(set_.shapeIdOfRank(unitRank(peer)), isSend, back));
-  if (list == FlatMap::kNone || st.seq >= listLen_[list] ||
-      pending(peer, lists_[list + st.seq]) != kWaiting) {
-    pending(unit, step) = kWaiting;  // partner not ready (or missing: reported as a deadlock)
+  const uint32_t list = listOf_.find(listKey(unitShapeId(peer), isSend, back));
+  if (list == FlatMap::kNone || st.seq >= listLen_[list]) {
+    pending(unit, step) = kWaiting;  // no partner: reported as a deadlock
     return Status();
   }
-  uint32_t otherStep = lists_[list + st.seq];
+  const uint32_t otherStep = lists_[list + st.seq];
+  const uint32_t conn = isSend ? connBase_[unit] + sendSlot_[unitShapeId(unit)][step]
+                               : connBase_[peer] + sendSlot_[unitShapeId(peer)][otherStep];
+  // It waits if it became ready before; the connection's counts of messages ready in order on
+  // each side say so without reading the peer's pending count (far away in memory).
+  Conn& c = conns_[conn];
+  uint32_t& mine = isSend ? c.sendsReady : c.recvsReady;
+  const uint32_t theirs = isSend ? c.recvsReady : c.sendsReady;
+  if (st.seq == mine) ++mine;
+  if (st.seq >= theirs && pending(peer, otherStep) != kWaiting) {
+    pending(unit, step) = kWaiting;  // the partner is not ready yet
+    return Status();
+  }
   const SimStep& o = unitShape(peer).steps[otherStep];
   if (o.bytes != st.bytes)
     return invalidArgument("sim: rank ", isSend ? rank : peerRank, " sends ",
                            isSend ? st.bytes : o.bytes, " bytes to rank ", isSend ? peerRank : rank,
                            " (message ", st.seq, ") but it receives ", isSend ? o.bytes : st.bytes);
   pending(peer, otherStep) = 0;
-  return isSend ? startFlow(unit, step, peer, otherStep, st.bytes, sendDelta)
-                : startFlow(peer, otherStep, unit, step, st.bytes, sendDelta);
+  return isSend ? startFlow(unit, step, peer, otherStep, st.bytes, sendDelta, conn)
+                : startFlow(peer, otherStep, unit, step, st.bytes, sendDelta, conn);
 }
 
 void Engine::buildMessageLists() {
@@ -241,11 +280,7 @@ void Engine::finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvSt
 void Engine::flowEnd(uint32_t f) {
   const FlowInfo fi = flowInfo_[f];
   const PathRec& p = paths_[fi.path];
-  const double bytes = static_cast<double>(fi.bytes) * mm_->mult(f);
-  for (uint32_t i = 0; i < p.len; ++i) {
-    const PathHop& h = hops_[p.off + i];
-    linkAcc_[h.link] += bytes * h.weight;
-  }
+  paths_[fi.path].bytes += static_cast<double>(fi.bytes) * mm_->mult(f);
   if (fi.dst < 0) {  // compute: the step is done
     mm_->removeFlow(f, now_);
     after(0, 0, kEvStepDone, fi.src, fi.sendStep);
@@ -283,6 +318,11 @@ bool Engine::nextEvent(double* t, int* from) const {
     *t = events_.top().t;
     *from = -1;
   }
+  if (!ends_.empty() && (!any || ends_.top().t < *t)) {
+    *t = ends_.top().t;
+    *from = -2;
+    any = true;
+  }
   for (size_t i = 0; i < fifos_.size(); ++i) {
     const Fifo& q = fifos_[i];
     if (q.head == q.ev.size() || (any && q.ev[q.head].t >= *t)) continue;
@@ -294,12 +334,23 @@ bool Engine::nextEvent(double* t, int* from) const {
 }
 
 Event Engine::takeEvent(int from) {
+  if (from == -2) {
+    const FlowEndEvent e = ends_.top();
+    ends_.pop();
+    return Event{e.t, kEvFlowEnd, e.flow, 0, e.ver, 0};
+  }
   if (from < 0) {
     Event e = events_.top();
     events_.pop();
     return e;
   }
   Fifo& q = fifos_[from];
+  if (q.head + kPrefetch < q.ev.size()) {  // the dependency counts a later event will touch
+    const Event& e = q.ev[q.head + kPrefetch];
+    if (e.kind == kEvStepDone || e.kind == kEvXferDone)
+      __builtin_prefetch(&pending_[pendingOff_[e.a] + e.b]);
+    if (e.kind == kEvXferDone) __builtin_prefetch(&pending_[pendingOff_[e.ver] + e.c]);
+  }
   return q.ev[q.head++];
 }
 
@@ -386,6 +437,7 @@ Status Engine::setUp() {
   linkAcc_.assign(cap_.size(), 0.0);
   unitDone_.assign(units_, 0.0);
   buildMessageLists();
+  buildConnections();
   pendingOff_.resize(units_ + 1);
   for (int u = 0; u < units_; ++u) pendingOff_[u + 1] = pendingOff_[u] + unitShape(u).steps.size();
   unitSteps_ = pendingOff_[units_];
@@ -409,7 +461,7 @@ Status Engine::run() {
       if (sh.steps[i].depCount == 0) LOOM_CHECK(ready(u, static_cast<uint32_t>(i)));
   }
   auto emit = [this](uint32_t f, double t, uint32_t ver) {
-    if (t < MaxMin::kInf) push(t, kEvFlowEnd, f, 0, ver);
+    if (t < MaxMin::kInf) ends_.push({t, f, ver});
   };
   for (;;) {
     releaseIdle();
@@ -451,6 +503,9 @@ Status Engine::run() {
   int n = set_.nranks();
   res_->rankSeconds.resize(n);
   for (int r = 0; r < n; ++r) res_->rankSeconds[r] = unitDone_[unitOf(r)];
+  for (const PathRec& p : paths_)
+    for (uint32_t i = 0; i < p.len; ++i)
+      linkAcc_[hops_[p.off + i].link] += p.bytes * hops_[p.off + i].weight;
   res_->linkBytes.assign(net_.numLinks(), 0.0);
   for (int l = 0; l < net_.numLinks(); ++l) {
     int s = folded_ ? fold_.linkClass[l] : l;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <limits>
 #include <map>
@@ -35,6 +36,34 @@ struct Event {
   uint32_t kind, a, b, ver, c;
   bool operator>(const Event& o) const { return t > o.t; }
 };
+
+// Allocator for the engine's big arrays touched at random (per-step dependency counts): blocks of
+// 4 MiB and more are aligned to 2 MiB and advised as transparent huge pages, so that random
+// accesses over hundreds of MB do not miss the TLB on every touch (a hint: without THP, plain
+// pages).
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}  // NOLINT: rebinding
+  T* allocate(size_t n);
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>&) const {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const HugePageAllocator<U>&) const {
+    return false;
+  }
+};
+void* allocHuge(size_t bytes);  // engine.cc; throws std::bad_alloc
+
+template <typename T>
+T* HugePageAllocator<T>::allocate(size_t n) {
+  return static_cast<T*>(allocHuge(n * sizeof(T)));
+}
 
 // Open-addressing map from a 64-bit key to a 32-bit value (linear probing, no erase): the engine's
 // look-ups per message, cheaper than std::unordered_map's node per entry.
@@ -87,6 +116,7 @@ struct PathRec {
   uint32_t off = 0, len = 0;
   double latency = 0;
   bool reduces = false;  // a transfer whose receiver reduces on the way (its core hop says so)
+  double bytes = 0;      // carried so far (whole bytes: exact), spread over the links at the end
 };
 
 class Engine {
@@ -111,7 +141,7 @@ class Engine {
   Status setUp();
   Status ready(int unit, uint32_t step);
   Status startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep, uint64_t bytes,
-                   int32_t sendDelta);
+                   int32_t sendDelta, uint32_t conn);
   Status pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId);
   Status stepDone(int unit, uint32_t step);
   // Compute (SimOptions::computeShared).
@@ -122,9 +152,6 @@ class Engine {
   void startCompute(int unit, uint32_t step, uint64_t bytes, double gbps);
   Status deadlock() const;
   void flowEnd(uint32_t f);
-  void push(double t, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0, uint32_t c = 0) {
-    events_.push(Event{t, kind, a, b, ver, c});
-  }
   // An event at now_ + d1 + d2. Events a fixed delay ahead come in time order (now_ never goes
   // back), so each delay pair seen has a FIFO instead of the heap (up to kMaxFifos pairs).
   void after(double d1, double d2, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver = 0,
@@ -137,7 +164,7 @@ class Engine {
     std::vector<Event> ev;
     size_t head = 0;
   };
-  static constexpr size_t kMaxFifos = 16;
+  static constexpr size_t kMaxFifos = 16, kPrefetch = 8;
   std::vector<Fifo> fifos_;
   // Message lists: per (shape, direction, peer delta), the steps in FIFO order (k-th = seq k).
   static uint64_t listKey(int shape, bool recv, int32_t delta) {
@@ -166,9 +193,16 @@ class Engine {
   std::unique_ptr<MaxMin> mm_;
   double now_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  // Flow ends (most of the events that are not a fixed delay ahead), in a heap of small entries.
+  struct FlowEndEvent {
+    double t;
+    uint32_t flow, ver;
+    bool operator>(const FlowEndEvent& o) const { return t > o.t; }
+  };
+  std::priority_queue<FlowEndEvent, std::vector<FlowEndEvent>, std::greater<FlowEndEvent>> ends_;
   // Per unit per step: dependencies not yet done, or kWaiting: a ready Send/Recv whose partner
   // is not ready yet (the rendezvous; the partner is found through the message lists).
-  std::vector<uint16_t> pending_;  // unit u's steps from pendingOff_[u]
+  std::vector<uint16_t, HugePageAllocator<uint16_t>> pending_;  // unit u's from pendingOff_[u]
   std::vector<uint64_t> pendingOff_;
   uint16_t& pending(int unit, uint32_t step) { return pending_[pendingOff_[unit] + step]; }
   uint16_t pending(int unit, uint32_t step) const { return pending_[pendingOff_[unit] + step]; }
@@ -192,21 +226,25 @@ class Engine {
   // Connections: one per (sender unit, send delta). Its messages go out one after another (FIFO,
   // as on loom's transports): a message that finds its connection busy waits in line and takes
   // over the flow when the one before it is out (same path: same rate, no new solve).
-  // conns_[connOf_[Folding::key(sender unit, send delta)]]: its flow (kNoConn: idle) and its
-  // queue, a list through queued_ (free entries in freeQueued_).
+  // Connections: one per (sender unit, send delta), conns_[connBase_[unit] + slot], the slot of a
+  // send step in sendSlot_[shape][step]. Each has its path (once routed; kNoConn: not yet), its
+  // flow (kNoConn: none) and its queue, a list through queued_ (free entries in freeQueued_).
   struct Conn {
-    uint32_t flow = kNoConn, head = kNoConn, tail = kNoConn;
+    uint32_t path = kNoConn, flow = kNoConn, head = kNoConn, tail = kNoConn;
+    uint32_t sendsReady = 0, recvsReady = 0;  // messages 0..n-1 of each side have been ready
     bool idle = false;  // its flow's message is out, nothing queued (until releaseIdle)
   };
   struct Queued {
     FlowInfo info;
     uint32_t next = kNoConn;
   };
-  FlatMap connOf_;
   std::vector<Conn> conns_;
+  std::vector<uint32_t> connBase_;
+  std::vector<std::vector<uint32_t>> sendSlot_;
+  void buildConnections();
+  int unitShapeId(int u) const { return set_.shapeIdOfRank(unitRank(u)); }
   std::vector<Queued> queued_;
   std::vector<uint32_t> freeQueued_;
-  uint32_t connFor(int srcUnit, int32_t sendDelta);
   void enqueue(uint32_t conn, const FlowInfo& fi);
   void nextOnConnection(uint32_t f);
   void takeOver(uint32_t f, const FlowInfo& next);  // next goes out on flow f's connection

@@ -145,14 +145,15 @@ void MaxMin::removeFlow(uint32_t f, double now) {
   free_.push_back(f);
 }
 
-uint32_t MaxMin::takeSeeds() {
+uint32_t MaxMin::takeSeeds(bool narrow) {
   // Stamps: stamp_ marks "visited in this round"; dirty links carry stamp_ + 1.
   ++stamp_;
   uint32_t s = ++stamp_;
   comp_.clear();
   compLinks_.clear();
   // New flows, and every flow on a touched link that can constrain now or could when its flows
-  // were last solved.
+  // were last solved (`narrow`: only the fastest flows there, the ones it can be the bottleneck
+  // of; the local solve's check finds any other flow that changes).
   for (uint32_t f : fresh_) {
     if (!flows_[f].active || flows_[f].stamp == s) continue;
     flows_[f].stamp = s;
@@ -163,8 +164,11 @@ uint32_t MaxMin::takeSeeds() {
     bool was = wasTight_[l];
     wasTight_[l] = tight;
     if (!tight && !was) continue;
+    double top = 0;
+    if (narrow)
+      for (uint32_t f : linkFlows_[l]) top = std::max(top, flows_[f].rate);
     for (uint32_t f : linkFlows_[l]) {
-      if (flows_[f].stamp == s) continue;
+      if (flows_[f].stamp == s || flows_[f].rate < top * (1 - kTol)) continue;
       flows_[f].stamp = s;
       comp_.push_back(f);
     }
@@ -201,7 +205,7 @@ void MaxMin::grow(uint32_t s) {
 
 int MaxMin::collect(bool global) {
   if (!global) {
-    grow(takeSeeds());
+    grow(takeSeeds(false));
     return static_cast<int>(comp_.size());
   }
   ++stamp_;
@@ -257,7 +261,7 @@ int MaxMin::solveLocal(double now) {
   // Solve the seeds alone, the other flows' rates fixed; if the result leaves a flow of the seeds
   // or of their links without a bottleneck, the flows around it join and the solve repeats; after
   // kLocalRounds, the whole component (collect's answer).
-  const uint32_t s = takeSeeds();
+  const uint32_t s = takeSeeds(true);
   if (comp_.empty()) return 0;
   int total = 0;
   size_t linked = 0;  // comp_[0, linked) have their links in compLinks_
@@ -292,18 +296,20 @@ int MaxMin::solveLocal(double now) {
         if (!bottlenecked(g, s)) viol_.push_back(g);
       }
     if (viol_.empty()) return total;
-    // The flows without a bottleneck and every flow sharing a link that can constrain with them.
+    // The flows without a bottleneck, and the flows at least as fast as one of them on a link
+    // that can constrain (those it competes with).
     for (uint32_t v : viol_) {
-      if (flows_[v].stamp != s) {
+      const Flow& fl = flows_[v];
+      const double r = fl.stamp == s ? fl.newRate : fl.rate;
+      if (fl.stamp != s) {
         flows_[v].stamp = s;
         comp_.push_back(v);
       }
-      const Flow& fl = flows_[v];
       for (uint32_t i = 0; i < fl.len; ++i) {
         uint32_t l = hop(fl, i).link;
         if (slack(l)) continue;
         for (uint32_t g : linkFlows_[l]) {
-          if (flows_[g].stamp == s) continue;
+          if (flows_[g].stamp == s || flows_[g].rate < r * (1 - kTol)) continue;
           flows_[g].stamp = s;
           comp_.push_back(g);
         }

@@ -106,7 +106,7 @@ class MaxMin {
   void dropBounds();
   static constexpr size_t kMaxBoundEntries = size_t{1} << 23;
   int collect(bool global);
-  uint32_t takeSeeds();  // into comp_, stamped with the returned round stamp
+  uint32_t takeSeeds(bool narrow);  // into comp_, stamped with the returned round stamp
   void grow(uint32_t s);
   void setCap(Flow* fl);
   void pushShares();
