@@ -59,6 +59,8 @@ Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
   }
   Path p;
   LOOM_CHECK(router_.route(src, dst, mm_->linkLoad(), &p));
+  if (router_.bundleViolated())
+    return internalError("sim: GPU ", src, " -> GPU ", dst, " crosses a link bundle unevenly");
   PathRec r;
   r.off = static_cast<uint32_t>(hops_.size());
   r.len = static_cast<uint32_t>(p.hops.size());
@@ -430,6 +432,9 @@ Status Engine::setUp() {
     units_ = n;
     cap_.resize(net_.numLinks());
     for (int l = 0; l < net_.numLinks(); ++l) cap_[l] = net_.link(l).bytesPerSec;
+    router_.setBundles(
+        opt_.bundle && !opt_.exact &&
+        (opt_.routing == RoutingMode::kSpray || opt_.routing == RoutingMode::kValiant));
   }
   router_.setCachePaths(false);  // pathOfPair_ keeps them
   LOOM_CHECK(setUpCompute());
@@ -511,6 +516,10 @@ Status Engine::run() {
     int s = folded_ ? fold_.linkClass[l] : l;
     if (s >= 0) res_->linkBytes[l] = linkAcc_[s];
   }
+  if (!folded_ && router_.numBundles() > 0) {
+    router_.expandBundles(&res_->linkBytes);
+    res_->foldNote += strCat("; ", router_.numBundles(), " bundles of parallel links");
+  }
   if (stepsDone_ != unitSteps_) return deadlock();
   return Status();
 }
@@ -521,8 +530,22 @@ Status simulate(const Net& net, const ScheduleSet& set, const std::vector<int>& 
                 const SimOptions& opt, SimResult* out) {
   auto t0 = std::chrono::steady_clock::now();
   *out = SimResult();
-  detail::Engine e(net, set, rankGpu, opt, out);
-  Status s = e.run();
+  Status s;
+  {
+    detail::Engine e(net, set, rankGpu, opt, out);
+    s = e.run();
+    if (!e.bundleViolated()) {
+      out->wallSeconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return s;
+    }
+  }
+  SimOptions plain = opt;  // a path crossed a bundle unevenly: the same run without bundles
+  plain.bundle = false;
+  *out = SimResult();
+  detail::Engine e(net, set, rankGpu, plain, out);
+  s = e.run();
+  out->foldNote += "; links not bundled (a path crosses parallel links unevenly)";
   out->wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }

@@ -63,7 +63,10 @@ struct SimOptions {
   // A CPU-performed transfer between two ranks also runs at most at this rate, shared by the
   // pair's messages at once (the handoff of slices between two processes; 0: no such limit).
   double pairGBps = 0;
-  bool exact = false;          // no batching, global recomputation (slow; for tests)
+  bool exact = false;  // no batching, global recomputation, no folding, no bundles
+  // Unfolded spray / Valiant runs: parallel switch links crossed evenly count as one constraint
+  // (Router::setBundles; a path that crosses a bundle unevenly makes simulate() rerun without).
+  bool bundle = true;
   bool components = true;      // recompute only the touched component (false: all flows)
   bool fold = true;            // fold symmetric ranks and links into classes (fold.h)
   int foldMinMembers = 4;      // ...when classes average at least this many ranks (else the

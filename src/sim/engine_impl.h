@@ -131,6 +131,7 @@ class Engine {
         router_(&net, opt.routing, opt.seed) {}
 
   Status run();
+  bool bundleViolated() const { return router_.bundleViolated(); }
 
  private:
   // Units: ranks, or rank classes of a folded run (represented by their smallest rank).

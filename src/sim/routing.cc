@@ -1,6 +1,7 @@
 #include "sim/routing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 
@@ -54,16 +55,94 @@ Status parseRouting(const std::string& s, RoutingMode* out) {
   return invalidArgument("routing '", s, "': expected ecmp, spray (adaptive), valiant or ugal");
 }
 
+void Router::setBundles(bool on) {
+  bundles_ = on;
+  version_ = ~0ull;  // rebuild (and drop cached paths) on the next route
+}
+
 void Router::checkVersion() {
   if (version_ == net_->version()) return;
   dist_.clear();
   cache_.clear();
+  buildBundles();
   groupSwitches_.assign(net_->maxGroup() + 1, {});
   for (int sw : net_->switches()) {
     const Node& n = net_->node(sw);
     if (n.group >= 0 && n.tier >= 2) groupSwitches_[n.group].push_back(sw);
   }
   version_ = net_->version();
+}
+
+void Router::buildBundles() {
+  bundleOf_.assign(bundles_ ? net_->numLinks() : 0, -1);
+  bundleMembers_.clear();
+  seenAt_.clear();
+  if (!bundles_) return;
+  const Net& n = *net_;
+  auto isSwitch = [&](int node) { return n.node(node).kind == NodeKind::kSwitch; };
+  std::vector<int32_t> group;
+  auto add = [&]() {
+    if (group.size() < 2) return;
+    for (int l : group)
+      if (n.link(l).bytesPerSec != n.link(group[0]).bytesPerSec) return;
+    for (int l : group) bundleOf_[l] = static_cast<int32_t>(bundleMembers_.size());
+    bundleMembers_.push_back(group);
+    seenAt_.push_back(0);
+  };
+  for (int sw : n.switches()) {
+    const int tier = n.node(sw).tier;
+    group.clear();  // up: sw -> the tier above
+    for (int l : n.outLinks(sw)) {
+      const Link& lk = n.link(l);
+      if (lk.up && isSwitch(lk.to) && n.node(lk.to).tier > tier) group.push_back(l);
+    }
+    add();
+    group.clear();  // down: the tier above -> sw
+    for (int l : n.inLinks(sw)) {
+      const Link& lk = n.link(l);
+      if (lk.up && isSwitch(lk.from) && n.node(lk.from).tier > tier) group.push_back(l);
+    }
+    add();
+  }
+}
+
+// Replaces the hops of every bundle the path crosses evenly (all members, equal weights) by its
+// representative; false (hops unchanged) when it crosses one unevenly.
+bool Router::compress(std::vector<PathHop>* hops) {
+  if (bundleMembers_.empty()) return true;
+  seen_.clear();
+  bool even = true;
+  for (const PathHop& h : *hops) {
+    int32_t b = bundleOf_[h.link];
+    if (b < 0) continue;
+    if (seenAt_[b] == 0) {
+      seen_.push_back({b, 1, h.weight});
+      seenAt_[b] = static_cast<uint32_t>(seen_.size());
+      continue;
+    }
+    Seen& x = seen_[seenAt_[b] - 1];
+    // Weights are sums of the same shares in another order: equal up to rounding.
+    if (std::abs(h.weight - x.weight) > 1e-12 * x.weight) even = false;
+    ++x.count;
+  }
+  for (const Seen& x : seen_) {
+    if (x.count != bundleMembers_[x.bundle].size()) even = false;
+    seenAt_[x.bundle] = 0;
+  }
+  if (!even) return false;
+  std::vector<PathHop> out;
+  out.reserve(hops->size());
+  for (const PathHop& h : *hops) {  // every member is there: keep the representatives
+    int32_t b = bundleOf_[h.link];
+    if (b < 0 || bundleMembers_[b].front() == h.link) out.push_back(h);
+  }
+  hops->swap(out);
+  return true;
+}
+
+void Router::expandBundles(std::vector<double>* linkBytes) const {
+  for (const std::vector<int32_t>& m : bundleMembers_)
+    for (size_t i = 1; i < m.size(); ++i) (*linkBytes)[m[i]] = (*linkBytes)[m[0]];
 }
 
 const std::vector<uint8_t>& Router::distTo(int sw) {
@@ -232,6 +311,7 @@ Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) 
       flush(useVal ? accVal : accMin, &p.hops);
       p.switchHops = useVal ? hVal : hMin;
     }
+    if (bundles_ && !ugal && mode_ != RoutingMode::kEcmp && !compress(&p.hops)) violated_ = true;
     p.hops.push_back({down, 1.0});
     p.hops.push_back({gd.pcieFromNic, 1.0});
   }

@@ -47,6 +47,22 @@ class Router {
   // read by UGAL. Minimal paths are cached per pair; cleared when the net changes.
   Status route(int srcGpu, int dstGpu, const double* linkLoad, Path* out);
 
+  // Bundles (spray and Valiant; off by default). Parallel switch links with one capacity: a
+  // switch's links up to the next tier, or a switch's links down from the tier above. A sprayed
+  // flow that crosses one link of a bundle usually crosses all of them with the same weight (on a
+  // fat-tree: every spine, every core), and then the bundle is one constraint: with bundles on,
+  // such a path names only the bundle's first link (its representative) with that weight, so a
+  // 3-level cross-pod path has ~70 hops instead of ~4,200, and the solver's answer is the same.
+  // Where a path crosses a bundle unevenly (a failed link upstream, a partial candidate set) it
+  // keeps its member hops and bundleViolated() turns true: mixing the two forms would not be
+  // exact, so the caller must rerun without bundles (sim::simulate does).
+  void setBundles(bool on);
+  bool bundling() const { return bundles_; }
+  bool bundleViolated() const { return violated_; }
+  int numBundles() const { return static_cast<int>(bundleMembers_.size()); }
+  // After a bundled run: every member link carried what its representative carried.
+  void expandBundles(std::vector<double>* linkBytes) const;
+
  private:
   const std::vector<uint8_t>& distTo(int sw);  // hops from every switch to switch node `sw`
   Status switchPathEcmp(int from, int to, uint64_t key, std::vector<PathHop>* hops, int* nsw);
@@ -55,6 +71,8 @@ class Router {
   Status valiantSpray(int from, int to, int srcGroup, int dstGroup, double scale,
                       std::unordered_map<int, double>* acc, int* nsw);
   void checkVersion();
+  void buildBundles();
+  bool compress(std::vector<PathHop>* hops);
 
   const Net* net_;
   RoutingMode mode_;
@@ -64,6 +82,16 @@ class Router {
   std::unordered_map<int, std::vector<uint8_t>> dist_;
   std::unordered_map<uint64_t, Path> cache_;
   std::vector<std::vector<int>> groupSwitches_;  // groups -> tier >= 2 switches (Valiant targets)
+  bool bundles_ = false, violated_ = false;
+  std::vector<int32_t> bundleOf_;                    // link -> bundle (-1: none)
+  std::vector<std::vector<int32_t>> bundleMembers_;  // bundle -> links (first: representative)
+  struct Seen {                                      // compress(): a bundle met on the path
+    int32_t bundle;
+    uint32_t count;
+    double weight;
+  };
+  std::vector<Seen> seen_;
+  std::vector<uint32_t> seenAt_;  // bundle -> 1 + index into seen_ (0: not met)
 };
 
 }  // namespace loom::sim

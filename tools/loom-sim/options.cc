@@ -76,6 +76,9 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
                "no batching, global rate solve, no folding (slow; for checking)");
   app.add_flag("--no-fold", o->noFold,
                "do not fold symmetric ranks into classes (the result is the same; for checking)");
+  app.add_flag("--no-bundle", o->noBundle,
+               "do not merge parallel switch links crossed evenly into one constraint (the "
+               "result is the same; for checking)");
   app.add_option("--fail", o->fail,
                  "what-if, comma list: switch:NAME spines:K leaves:K links:K global:K "
                  "level:NAME=FACTOR; runs healthy and degraded");
@@ -87,6 +90,7 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
     app.parse(argc, argv);
     if (o->batchUs > 0) o->sim.timeEpsilon = o->batchUs * 1e-6;
     o->sim.fold = !o->noFold;
+    o->sim.bundle = !o->noBundle;
     if (o->sim.hostCores < 0 || o->coreGBps < 0)
       throw CLI::ValidationError(o->sim.hostCores < 0 ? "--host-cores" : "--core-gbps",
                                  "must be >= 0");

@@ -34,6 +34,7 @@ struct Options {
   std::string plotDir;
   bool quiet = false;
   bool noFold = false;
+  bool noBundle = false;
 };
 
 // Parses argv into `o`; returns false (and sets *rc) when the program should exit now.

@@ -1,0 +1,152 @@
+// Bundles of parallel switch links (Router::setBundles, SimOptions::bundle): a sprayed path that
+// crosses every link of a bundle with one weight names only the bundle's representative, and the
+// answer must not change. Bundled and unbundled runs (both unfolded) give the same makespan, rank
+// finish times and per-link bytes for ring, double binary tree, hier and Rabenseifner on 3-level
+// fat-trees, a 2:1 fat-tree and a Dragonfly+ (spray and Valiant), and with failed links, where a
+// path crosses a bundle unevenly and simulate() reruns without bundles.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "algo/registry.h"
+#include "sim/engine.h"
+#include "sim/from_topology.h"
+#include "sim/schedule_set.h"
+#include "sim/whatif.h"
+#include "topo/synth/synth.h"
+
+namespace loom::sim {
+namespace {
+
+struct Case {
+  const char* name;
+  const char* spec;
+  RoutingMode routing;
+  const char* fail;  // what-if spec ("" none)
+};
+
+const Case kCases[] = {
+    {"ft3_2pods",
+     "fat-tree:levels=3,pods=2,leavesPerPod=8,spinesPerPod=4,cores=8,hostsPerLeaf=2,"
+     "rails=8,speed=NDR",
+     RoutingMode::kSpray, ""},
+    {"ft3_3pods",
+     "fat-tree:levels=3,pods=3,leavesPerPod=8,spinesPerPod=2,cores=4,hostsPerLeaf=2,"
+     "rails=8,speed=NDR",
+     RoutingMode::kSpray, ""},
+    {"ft2_taper2",
+     "fat-tree:levels=2,leavesPerPod=2,spinesPerPod=2,hostsPerLeaf=4,rails=8,speed=NDR",
+     RoutingMode::kSpray, ""},
+    {"dragonfly_spray",
+     "dragonfly:groups=4,leavesPerGroup=2,spinesPerGroup=2,hostsPerLeaf=2,"
+     "globalLinksPerSpine=2,speed=NDR",
+     RoutingMode::kSpray, ""},
+    {"dragonfly_valiant",
+     "dragonfly:groups=4,leavesPerGroup=2,spinesPerGroup=2,hostsPerLeaf=2,"
+     "globalLinksPerSpine=2,speed=NDR",
+     RoutingMode::kValiant, ""},
+    {"ft3_core_link_down",
+     "fat-tree:levels=3,pods=2,leavesPerPod=8,spinesPerPod=4,cores=8,"
+     "hostsPerLeaf=2,rails=8,speed=NDR",
+     RoutingMode::kSpray, "links:2"},
+    {"ft3_spine_down",
+     "fat-tree:levels=3,pods=2,leavesPerPod=8,spinesPerPod=4,cores=8,"
+     "hostsPerLeaf=2,rails=8,speed=NDR",
+     RoutingMode::kSpray, "spines:1"},
+};
+
+double relDiff(double a, double b) {
+  double m = std::max(std::fabs(a), std::fabs(b));
+  return m > 0 ? std::fabs(a - b) / m : 0.0;
+}
+
+class SimBundle : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SimBundle, BundledEqualsUnbundled) {
+  const Case& c = GetParam();
+  topo::Topology t;
+  ASSERT_TRUE(topo::synth::generateFromSpec(c.spec, &t).ok()) << c.spec;
+  Net net{NodeParams()};
+  ASSERT_TRUE(netFromTopology(t, &net).ok());
+  if (*c.fail) {
+    std::vector<std::string> done;
+    ASSERT_TRUE(applyFailures(c.fail, 3, &net, &done).ok()) << c.fail;
+  }
+  const int n = net.numGpus();
+  std::vector<int> hostOf(n);
+  for (int r = 0; r < n; ++r) hostOf[r] = net.hostOfGpu(r);
+  for (const char* algo : {"ring", "tree", "hier", "rabenseifner"}) {
+    const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, algo);
+    ASSERT_NE(a, nullptr) << algo;
+    sched::CollArgs args;
+    args.count = (4 << 20) / 4;
+    args.chunkBytes = 256 * 1024;
+    ScheduleSet set(n);
+    ASSERT_TRUE(buildScheduleSet(a->build, args, n, hostOf, &set).ok()) << algo;
+    SimOptions o;
+    o.routing = c.routing;
+    o.fold = false;
+    SimResult bundled, plain;
+    ASSERT_TRUE(simulate(net, set, {}, o, &bundled).ok()) << c.name << " " << algo;
+    o.bundle = false;
+    ASSERT_TRUE(simulate(net, set, {}, o, &plain).ok()) << c.name << " " << algo;
+    std::string what = std::string(c.name) + " " + algo + ": " + bundled.foldNote;
+    EXPECT_LE(relDiff(bundled.seconds, plain.seconds), 1e-9) << what;
+    EXPECT_EQ(bundled.flows, plain.flows) << what;
+    double worstRank = 0, worstLink = 0, maxBytes = 1;
+    for (size_t r = 0; r < plain.rankSeconds.size(); ++r)
+      worstRank = std::max(worstRank, relDiff(bundled.rankSeconds[r], plain.rankSeconds[r]));
+    for (double b : plain.linkBytes) maxBytes = std::max(maxBytes, b);
+    for (size_t l = 0; l < plain.linkBytes.size(); ++l)
+      worstLink =
+          std::max(worstLink, std::fabs(bundled.linkBytes[l] - plain.linkBytes[l]) / maxBytes);
+    EXPECT_LE(worstRank, 1e-9) << what;
+    EXPECT_LE(worstLink, 1e-9) << what;
+    // Healthy fat-trees bundle every run; the plain run never does.
+    bool used = bundled.foldNote.find("bundles of parallel links") != std::string::npos;
+    if (!*c.fail && std::string(c.spec).rfind("fat-tree", 0) == 0) EXPECT_TRUE(used) << what;
+    EXPECT_EQ(plain.foldNote.find("bundles"), std::string::npos) << plain.foldNote;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, SimBundle, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+
+// A path that crosses a bundle unevenly (a core link down: the spine above it spreads over fewer
+// cores, so the cores' links down into the other pod carry unequal shares) makes the run fall
+// back to no bundles, and says so.
+TEST(SimBundle, UnevenPathFallsBackAndSaysSo) {
+  topo::Topology t;
+  ASSERT_TRUE(topo::synth::generateFromSpec("fat-tree:levels=3,pods=2,leavesPerPod=8,"
+                                            "spinesPerPod=4,cores=8,hostsPerLeaf=2,rails=8,"
+                                            "speed=NDR",
+                                            &t)
+                  .ok());
+  Net net{NodeParams()};
+  ASSERT_TRUE(netFromTopology(t, &net).ok());
+  int coreLink = -1;
+  for (int l = 0; l < net.numLinks() && coreLink < 0; ++l)
+    if (net.link(l).level == LinkLevel::kTier2) coreLink = l;
+  ASSERT_GE(coreLink, 0);
+  net.setLinkUp(coreLink, false);
+  const int n = net.numGpus();
+  std::vector<int> hostOf(n);
+  for (int r = 0; r < n; ++r) hostOf[r] = net.hostOfGpu(r);
+  sched::CollArgs args;
+  args.count = (4 << 20) / 4;
+  args.chunkBytes = 256 * 1024;
+  ScheduleSet set(n);
+  ASSERT_TRUE(buildScheduleSet(algo::findAlgo(sched::CollType::kAllReduce, "rabenseifner")->build,
+                               args, n, hostOf, &set)
+                  .ok());
+  SimOptions o;
+  o.fold = false;
+  SimResult r;
+  ASSERT_TRUE(simulate(net, set, {}, o, &r).ok());
+  EXPECT_NE(r.foldNote.find("links not bundled"), std::string::npos) << r.foldNote;
+}
+
+}  // namespace
+}  // namespace loom::sim
