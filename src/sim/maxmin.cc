@@ -21,7 +21,8 @@ MaxMin::MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* 
       isSource_(capacity->size(), 0),
       checkStamp_(capacity->size(), 0),
       used_(capacity->size(), 0.0),
-      maxRate_(capacity->size(), 0.0) {}
+      maxRate_(capacity->size(), 0.0),
+      fixedMax_(capacity->size(), 0.0) {}
 
 void MaxMin::registerPath(uint32_t off, uint32_t len) {
   if (off >= registered_.size())
@@ -245,14 +246,21 @@ void MaxMin::linkState(uint32_t l, uint32_t s) {
 bool MaxMin::bottlenecked(uint32_t f, uint32_t s) {
   // Max-min fair: every flow runs at its cap or has a link that is full and on which no flow
   // runs faster (only links that can constrain; slack ones never fill below the caps).
-  const Flow& fl = flows_[f];
+  // The bottleneck found is kept (Flow::bneck) for the next checks.
+  Flow& fl = flows_[f];
   double r = fl.stamp == s ? fl.newRate : fl.rate;
-  if (r >= fl.cap * (1 - kTol)) return true;
+  if (r >= fl.cap * (1 - kTol)) {
+    fl.bneck = kAtCap;
+    return true;
+  }
   for (uint32_t i = 0; i < fl.len; ++i) {
     uint32_t l = hop(fl, i).link;
     if (slack(l)) continue;
     linkState(l, s);
-    if (used_[l] >= cap_[l] * (1 - kTol) && r >= maxRate_[l] * (1 - kTol)) return true;
+    if (used_[l] >= cap_[l] * (1 - kTol) && r >= maxRate_[l] * (1 - kTol)) {
+      fl.bneck = l;
+      return true;
+    }
   }
   return false;
 }
@@ -285,14 +293,21 @@ int MaxMin::solveLocal(double now) {
     solve(now, true);
     ++checkRound_;
     viol_.clear();
+    // A solved flow froze at its cap, or on a link that the solve filled and where no solved
+    // flow runs faster: only the fixed flows there can (fixedMax_). A fixed flow's bottleneck
+    // from before holds unless solved flows cross it.
     for (uint32_t f : comp_) {
-      flows_[f].checked = checkRound_;
+      Flow& fl = flows_[f];
+      fl.checked = checkRound_;
+      if (fl.bneck == kAtCap || fl.newRate >= fixedMax_[fl.bneck] * (1 - kTol)) continue;
       if (!bottlenecked(f, s)) viol_.push_back(f);
     }
     for (uint32_t l : compLinks_)
       for (uint32_t g : linkFlows_[l]) {
-        if (flows_[g].checked == checkRound_) continue;
-        flows_[g].checked = checkRound_;
+        Flow& fl = flows_[g];
+        if (fl.checked == checkRound_) continue;
+        fl.checked = checkRound_;
+        if (fl.bneck == kAtCap || linkStamp_[fl.bneck] != s) continue;
         if (!bottlenecked(g, s)) viol_.push_back(g);
       }
     if (viol_.empty()) return total;
@@ -318,10 +333,11 @@ int MaxMin::solveLocal(double now) {
   }
 }
 
-void MaxMin::freeze(uint32_t f, double rate, uint32_t s) {
+void MaxMin::freeze(uint32_t f, double rate, uint32_t s, uint32_t bneck) {
   Flow& fl = flows_[f];
   fl.frozen = true;
   fl.newRate = rate;
+  fl.bneck = bneck;
   for (uint32_t i = 0; i < fl.len; ++i) {
     uint32_t l2 = hop(fl, i).link;
     if (linkStamp_[l2] != s) continue;  // slack: not a constraint
@@ -355,26 +371,33 @@ void MaxMin::solve(double now, bool fixed) {
   for (uint32_t l : compLinks_) {
     remCap_[l] = cap_[l];
     wsum_[l] = 0;
+    fixedMax_[l] = 0;
     if (!fixed) continue;
     const std::vector<uint32_t>& fs = linkFlows_[l];
     for (size_t i = 0; i < fs.size(); ++i) {
       const Flow& g = flows_[fs[i]];
-      if (g.stamp != s) remCap_[l] -= g.rate * hop(g, linkHop_[l][i]).weight * g.mult;
+      if (g.stamp == s) continue;
+      remCap_[l] -= g.rate * hop(g, linkHop_[l][i]).weight * g.mult;
+      fixedMax_[l] = std::max(fixedMax_[l], g.rate);
     }
   }
   for (uint32_t f : comp_) {
     Flow& fl = flows_[f];
-    bool constrained = false;
+    bool constrained = false, capOnLink = false;
     for (uint32_t i = 0; i < fl.len; ++i) {
-      if (linkStamp_[hop(fl, i).link] != s) continue;
-      wsum_[hop(fl, i).link] += hop(fl, i).weight * fl.mult;
+      const PathHop& h = hop(fl, i);
+      if (linkStamp_[h.link] != s) continue;
+      wsum_[h.link] += h.weight * fl.mult;
       constrained = true;
+      // The cap comes from this link, whose share never exceeds it: no entry of its own needed.
+      capOnLink = capOnLink || cap_[h.link] / (h.weight * fl.mult) <= fl.cap;
     }
     if (constrained) {
-      heap_.push({fl.cap, kFlowBit | f, 0});
+      if (!capOnLink) heap_.push({fl.cap, kFlowBit | f, 0});
     } else {  // every link slack: the flow runs at its cap
       fl.frozen = true;
       fl.newRate = fl.cap;
+      fl.bneck = kAtCap;
     }
   }
   for (uint32_t l : compLinks_)
@@ -385,13 +408,13 @@ void MaxMin::solve(double now, bool fixed) {
     double rate = std::max(0.0, sh.share);
     if (sh.link & kFlowBit) {
       uint32_t f = sh.link & ~kFlowBit;
-      if (!flows_[f].frozen) freeze(f, rate, s);
+      if (!flows_[f].frozen) freeze(f, rate, s, kAtCap);
       pushShares();
       continue;
     }
     if (sh.ver != linkVer_[sh.link]) continue;
     for (uint32_t f : linkFlows_[sh.link])
-      if (!flows_[f].frozen) freeze(f, rate, s);
+      if (!flows_[f].frozen) freeze(f, rate, s, sh.link);
     pushShares();
   }
 }

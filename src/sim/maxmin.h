@@ -91,6 +91,7 @@ class MaxMin {
     uint32_t off = 0, len = 0;
     double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0, cap = 0, mult = 1;
     uint32_t version = 0, stamp = 0, activeIdx = 0, checked = 0;
+    uint32_t bneck = kAtCap;  // its bottleneck when last solved or checked (kAtCap: its cap)
     bool active = false, fresh = false, frozen = false;
   };
   struct Share {
@@ -118,7 +119,8 @@ class MaxMin {
   void linkState(uint32_t l, uint32_t s);
   static constexpr double kTol = 1e-11;   // relative: saturated / largest rate (see the top)
   static constexpr int kLocalRounds = 3;  // then the whole component
-  void freeze(uint32_t f, double rate, uint32_t stamp);
+  void freeze(uint32_t f, double rate, uint32_t stamp, uint32_t bneck);
+  static constexpr uint32_t kAtCap = ~0u;
   static constexpr uint32_t kFlowBit = 0x80000000u;
   void touch(int link);
 
@@ -153,6 +155,7 @@ class MaxMin {
   uint32_t checkRound_ = 0;
   std::vector<uint32_t> checkStamp_, viol_;
   std::vector<double> used_, maxRate_;
+  std::vector<double> fixedMax_;  // per solved link: the fastest flow outside the solve on it
   std::priority_queue<Share, std::vector<Share>, std::greater<Share>> heap_;
 };
 
