@@ -62,6 +62,19 @@ double relDiff(double a, double b) {
   return m > 0 ? std::fabs(a - b) / m : 0.0;
 }
 
+// All ranks' schedules of a 4 MiB all-reduce with `algo` on every GPU of `net`.
+Status buildSet(const Net& net, const char* algo, ScheduleSet* set) {
+  const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, algo);
+  if (!a) return invalidArgument("no builder ", algo);
+  const int n = net.numGpus();
+  std::vector<int> hostOf(n);
+  for (int r = 0; r < n; ++r) hostOf[r] = net.hostOfGpu(r);
+  sched::CollArgs args;
+  args.count = (4 << 20) / 4;
+  args.chunkBytes = 256 * 1024;
+  return buildScheduleSet(a->build, args, n, hostOf, set);
+}
+
 class SimBundle : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SimBundle, BundledEqualsUnbundled) {
@@ -74,17 +87,9 @@ TEST_P(SimBundle, BundledEqualsUnbundled) {
     std::vector<std::string> done;
     ASSERT_TRUE(applyFailures(c.fail, 3, &net, &done).ok()) << c.fail;
   }
-  const int n = net.numGpus();
-  std::vector<int> hostOf(n);
-  for (int r = 0; r < n; ++r) hostOf[r] = net.hostOfGpu(r);
   for (const char* algo : {"ring", "tree", "hier", "rabenseifner"}) {
-    const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, algo);
-    ASSERT_NE(a, nullptr) << algo;
-    sched::CollArgs args;
-    args.count = (4 << 20) / 4;
-    args.chunkBytes = 256 * 1024;
-    ScheduleSet set(n);
-    ASSERT_TRUE(buildScheduleSet(a->build, args, n, hostOf, &set).ok()) << algo;
+    ScheduleSet set(net.numGpus());
+    ASSERT_TRUE(buildSet(net, algo, &set).ok()) << algo;
     SimOptions o;
     o.routing = c.routing;
     o.fold = false;
@@ -131,16 +136,8 @@ TEST(SimBundle, UnevenPathFallsBackAndSaysSo) {
     if (net.link(l).level == LinkLevel::kTier2) coreLink = l;
   ASSERT_GE(coreLink, 0);
   net.setLinkUp(coreLink, false);
-  const int n = net.numGpus();
-  std::vector<int> hostOf(n);
-  for (int r = 0; r < n; ++r) hostOf[r] = net.hostOfGpu(r);
-  sched::CollArgs args;
-  args.count = (4 << 20) / 4;
-  args.chunkBytes = 256 * 1024;
-  ScheduleSet set(n);
-  ASSERT_TRUE(buildScheduleSet(algo::findAlgo(sched::CollType::kAllReduce, "rabenseifner")->build,
-                               args, n, hostOf, &set)
-                  .ok());
+  ScheduleSet set(net.numGpus());
+  ASSERT_TRUE(buildSet(net, "rabenseifner", &set).ok());
   SimOptions o;
   o.fold = false;
   SimResult r;
