@@ -221,16 +221,24 @@ Status Engine::ready(int unit, uint32_t step) {
     pending(unit, step) = kWaiting;  // no partner: reported as a deadlock
     return Status();
   }
-  const uint32_t otherStep = lists_[list + st.seq];
-  const uint32_t conn = isSend ? connBase_[unit] + sendSlot_[unitShapeId(unit)][step]
-                               : connBase_[peer] + sendSlot_[unitShapeId(peer)][otherStep];
-  // It waits if it became ready before; the connection's counts of messages ready in order on
-  // each side say so without reading the peer's pending count (far away in memory).
+  const ListEntry other = lists_[list + st.seq];
+  const uint32_t otherStep = other.step;
+  const uint32_t conn =
+      connBase_[isSend ? unit : peer] + (isSend ? sendSlot_[unitShapeId(unit)][step] : other.slot);
+  // It waits if it became ready before. The connection counts the messages of each side that
+  // became ready in order: below the partner side's count, it waits; at or above, it does not
+  // unless that side ever went out of order. Only then is the peer's pending count (far away in
+  // memory) read.
   Conn& c = conns_[conn];
-  uint32_t& mine = isSend ? c.sendsReady : c.recvsReady;
-  const uint32_t theirs = isSend ? c.recvsReady : c.sendsReady;
-  if (st.seq == mine) ++mine;
-  if (st.seq >= theirs && pending(peer, otherStep) != kWaiting) {
+  const int mySide = isSend ? 0 : 1;
+  if (st.seq == c.ready[mySide]) {
+    ++c.ready[mySide];
+  } else {
+    c.outOfOrder[mySide] = true;
+  }
+  const bool waits = st.seq < c.ready[1 - mySide] ||
+                     (c.outOfOrder[1 - mySide] && pending(peer, otherStep) == kWaiting);
+  if (!waits) {
     pending(unit, step) = kWaiting;  // the partner is not ready yet
     return Status();
   }
@@ -258,7 +266,9 @@ void Engine::buildMessageLists() {
   for (auto& kv : tmp) {
     uint32_t off = static_cast<uint32_t>(lists_.size());
     listOf_.set(kv.first, off);
-    lists_.insert(lists_.end(), kv.second.begin(), kv.second.end());
+    const bool recv = (kv.first >> 32) & 1;
+    const uint32_t shape = static_cast<uint32_t>(kv.first >> 33);
+    for (uint32_t step : kv.second) lists_.push_back({step, recv ? 0 : sendSlot_[shape][step]});
     listLen_.resize(lists_.size(), 0);
     listLen_[off] = static_cast<uint32_t>(kv.second.size());
   }
@@ -441,8 +451,8 @@ Status Engine::setUp() {
   mm_ = std::make_unique<MaxMin>(&cap_, &hops_);
   linkAcc_.assign(cap_.size(), 0.0);
   unitDone_.assign(units_, 0.0);
-  buildMessageLists();
   buildConnections();
+  buildMessageLists();
   pendingOff_.resize(units_ + 1);
   for (int u = 0; u < units_; ++u) pendingOff_[u + 1] = pendingOff_[u] + unitShape(u).steps.size();
   unitSteps_ = pendingOff_[units_];

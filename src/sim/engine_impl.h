@@ -209,8 +209,12 @@ class Engine {
   uint16_t pending(int unit, uint32_t step) const { return pending_[pendingOff_[unit] + step]; }
   static constexpr uint16_t kWaiting = 0xffff;
   uint64_t stepsDone_ = 0;
-  FlatMap listOf_;                         // listKey -> offset into lists_
-  std::vector<uint32_t> lists_, listLen_;  // listLen_ indexed like lists_ offsets
+  FlatMap listOf_;  // listKey -> offset into lists_
+  struct ListEntry {
+    uint32_t step, slot;  // slot: of a send step (its connection, sendSlot_)
+  };
+  std::vector<ListEntry> lists_;
+  std::vector<uint32_t> listLen_;  // indexed like lists_ offsets
   std::vector<PathRec> paths_;
   FlatMap pathOfPair_;
   struct FlowInfo {
@@ -232,7 +236,8 @@ class Engine {
   // flow (kNoConn: none) and its queue, a list through queued_ (free entries in freeQueued_).
   struct Conn {
     uint32_t path = kNoConn, flow = kNoConn, head = kNoConn, tail = kNoConn;
-    uint32_t sendsReady = 0, recvsReady = 0;  // messages 0..n-1 of each side have been ready
+    uint32_t ready[2] = {0, 0};  // sends, receives: messages 0..n-1 of the side have been ready
+    bool outOfOrder[2] = {false, false};  // ...and one after them too
     bool idle = false;  // its flow's message is out, nothing queued (until releaseIdle)
   };
   struct Queued {

@@ -8,7 +8,6 @@ MaxMin::MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* 
     : cap_(*capacity),
       pool_(pool),
       linkFlows_(capacity->size()),
-      linkHop_(capacity->size()),
       load_(capacity->size(), 0.0),
       demand_(capacity->size(), 0.0),
       remCap_(capacity->size(), 0.0),
@@ -95,8 +94,7 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
   for (uint32_t i = 0; i < len; ++i) {
     const PathHop& h = hop(fl, i);
     pos_[f][i] = static_cast<uint32_t>(linkFlows_[h.link].size());
-    linkFlows_[h.link].push_back(f);
-    linkHop_[h.link].push_back(i);
+    linkFlows_[h.link].push_back({f, i, h.weight});
     load_[h.link] += h.weight;
     demand_[h.link] += h.weight * fl.cap;  // mult 1
     touch(h.link);
@@ -124,14 +122,11 @@ void MaxMin::removeFlow(uint32_t f, double now) {
   Flow& fl = flows_[f];
   for (uint32_t i = 0; i < fl.len; ++i) {
     int l = hop(fl, i).link;
-    std::vector<uint32_t>& v = linkFlows_[l];
-    std::vector<uint32_t>& vh = linkHop_[l];
+    std::vector<LinkFlow>& v = linkFlows_[l];
     uint32_t at = pos_[f][i];  // swap-remove in O(1)
     v[at] = v.back();
-    vh[at] = vh.back();
-    pos_[v[at]][vh[at]] = at;
+    pos_[v[at].flow][v[at].hop] = at;
     v.pop_back();
-    vh.pop_back();
     load_[l] -= hop(fl, i).weight * fl.mult;
     demand_[l] -= hop(fl, i).weight * fl.mult * fl.cap;
     if (v.empty()) load_[l] = demand_[l] = 0;
@@ -167,8 +162,9 @@ uint32_t MaxMin::takeSeeds(bool narrow) {
     if (!tight && !was) continue;
     double top = 0;
     if (narrow)
-      for (uint32_t f : linkFlows_[l]) top = std::max(top, flows_[f].rate);
-    for (uint32_t f : linkFlows_[l]) {
+      for (const LinkFlow& e : linkFlows_[l]) top = std::max(top, flows_[e.flow].rate);
+    for (const LinkFlow& e : linkFlows_[l]) {
+      const uint32_t f = e.flow;
       if (flows_[f].stamp == s || flows_[f].rate < top * (1 - kTol)) continue;
       flows_[f].stamp = s;
       comp_.push_back(f);
@@ -185,7 +181,8 @@ void MaxMin::grow(uint32_t s) {
   size_t li = 0, q = 0;
   for (;;) {
     if (li < compLinks_.size()) {
-      for (uint32_t f2 : linkFlows_[compLinks_[li++]]) {
+      for (const LinkFlow& e : linkFlows_[compLinks_[li++]]) {
+        const uint32_t f2 = e.flow;
         if (flows_[f2].stamp == s) continue;
         flows_[f2].stamp = s;
         comp_.push_back(f2);
@@ -232,11 +229,10 @@ void MaxMin::linkState(uint32_t l, uint32_t s) {
   if (checkStamp_[l] == checkRound_) return;
   checkStamp_[l] = checkRound_;
   double used = 0, top = 0;
-  const std::vector<uint32_t>& fs = linkFlows_[l];
-  for (size_t i = 0; i < fs.size(); ++i) {
-    const Flow& g = flows_[fs[i]];
+  for (const LinkFlow& e : linkFlows_[l]) {
+    const Flow& g = flows_[e.flow];
     double r = g.stamp == s ? g.newRate : g.rate;
-    used += r * hop(g, linkHop_[l][i]).weight * g.mult;
+    used += r * e.weight * g.mult;
     top = std::max(top, r);
   }
   used_[l] = used;
@@ -303,7 +299,8 @@ int MaxMin::solveLocal(double now) {
       if (!bottlenecked(f, s)) viol_.push_back(f);
     }
     for (uint32_t l : compLinks_)
-      for (uint32_t g : linkFlows_[l]) {
+      for (const LinkFlow& e : linkFlows_[l]) {
+        const uint32_t g = e.flow;
         Flow& fl = flows_[g];
         if (fl.checked == checkRound_) continue;
         fl.checked = checkRound_;
@@ -323,7 +320,8 @@ int MaxMin::solveLocal(double now) {
       for (uint32_t i = 0; i < fl.len; ++i) {
         uint32_t l = hop(fl, i).link;
         if (slack(l)) continue;
-        for (uint32_t g : linkFlows_[l]) {
+        for (const LinkFlow& e : linkFlows_[l]) {
+          const uint32_t g = e.flow;
           if (flows_[g].stamp == s || flows_[g].rate < r * (1 - kTol)) continue;
           flows_[g].stamp = s;
           comp_.push_back(g);
@@ -373,11 +371,10 @@ void MaxMin::solve(double now, bool fixed) {
     wsum_[l] = 0;
     fixedMax_[l] = 0;
     if (!fixed) continue;
-    const std::vector<uint32_t>& fs = linkFlows_[l];
-    for (size_t i = 0; i < fs.size(); ++i) {
-      const Flow& g = flows_[fs[i]];
+    for (const LinkFlow& e : linkFlows_[l]) {
+      const Flow& g = flows_[e.flow];
       if (g.stamp == s) continue;
-      remCap_[l] -= g.rate * hop(g, linkHop_[l][i]).weight * g.mult;
+      remCap_[l] -= g.rate * e.weight * g.mult;
       fixedMax_[l] = std::max(fixedMax_[l], g.rate);
     }
   }
@@ -413,8 +410,8 @@ void MaxMin::solve(double now, bool fixed) {
       continue;
     }
     if (sh.ver != linkVer_[sh.link]) continue;
-    for (uint32_t f : linkFlows_[sh.link])
-      if (!flows_[f].frozen) freeze(f, rate, s, sh.link);
+    for (const LinkFlow& e : linkFlows_[sh.link])
+      if (!flows_[e.flow].frozen) freeze(e.flow, rate, s, sh.link);
     pushShares();
   }
 }

@@ -130,9 +130,12 @@ class MaxMin {
   const std::vector<PathHop>* pool_;
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_, active_;
-  std::vector<std::vector<uint32_t>> linkFlows_;
-  std::vector<std::vector<uint32_t>> linkHop_;  // parallel to linkFlows_: the flow's hop index
-  std::vector<std::vector<uint32_t>> pos_;      // per flow per hop: its index in linkFlows_
+  struct LinkFlow {  // a flow on a link: which hop of its path, with which weight
+    uint32_t flow, hop;
+    double weight;
+  };
+  std::vector<std::vector<LinkFlow>> linkFlows_;
+  std::vector<std::vector<uint32_t>> pos_;  // per flow per hop: its index in linkFlows_
   std::vector<double> load_, demand_, remCap_, wsum_;
   std::vector<uint32_t> linkStamp_, linkVer_, dirty_;
   std::vector<uint32_t> comp_, compLinks_, bfs_, toPush_;
