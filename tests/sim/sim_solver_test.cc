@@ -1,6 +1,7 @@
-// The rate solver's shortcuts give the global solve's answer: MaxMin's local solves (seeds alone,
-// checked for bottlenecks) against a global progressive filling on random flow sets, and whole
-// tree-based all-reduces (no folding: every rank is its own unit) against a global solve per batch.
+// The engine's shortcuts give the plain answer: MaxMin's local solves (seeds alone, checked for
+// bottlenecks) against a global progressive filling on random flow sets, whole tree-based
+// all-reduces (no folding: every rank is its own unit) against a global solve per batch, and
+// messages whose two sides become ready out of order still pair by order on their connection.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "sim/from_topology.h"
 #include "sim/maxmin.h"
 #include "sim/schedule_set.h"
+#include "sim/sim_test_util.h"
 #include "topo/synth/synth.h"
 
 namespace loom::sim {
@@ -107,6 +109,45 @@ TEST(SimSolver, TreesEqualGlobalSolve) {
       ASSERT_NEAR(fast.linkBytes[l], global.linkBytes[l], 1e-6 * (1 + global.linkBytes[l]));
     EXPECT_LT(fast.recomputeFlows, global.recomputeFlows / 4);
   }
+}
+
+// Rank 0 sends three messages of S bytes to rank 1; its first waits for S bytes from rank 2, its
+// others are ready at once. Rank 1 posts its three receives once a 0-byte note from rank 2 is in
+// (alpha). So messages 1 and 2 pair first (the sends went ready out of order: the engine must look
+// at the partner itself), and message 0 pairs when its send is ready (wire + alpha) and goes out
+// behind them on the connection: rank 1 is done at alpha + 3 wire + alpha.
+TEST(SimSolver, OutOfOrderReadyMessagesPairByOrder) {
+  NodeParams np;
+  np.gpusPerNode = 1;
+  np.nicsPerNode = 1;
+  np.nvlinkDomain = 1;
+  Net net(np);
+  ASSERT_TRUE(testing::buildFatTree(testing::TinyFatTree{}, &net).ok());  // 50 GB/s
+  const uint64_t S = 4 << 20;
+  sched::Schedule a, b, c;
+  a.rank = 0;
+  b.rank = 1;
+  c.rank = 2;
+  a.nranks = b.nranks = c.nranks = 3;
+  int in = a.recv(2, {}, S);
+  a.send(1, {}, S, {in});
+  a.send(1, {}, S);
+  a.send(1, {}, S);
+  int note = b.recv(2, {}, 0);
+  for (int k = 0; k < 3; ++k) b.recv(0, {}, S, {note});
+  c.send(0, {}, S);
+  c.send(1, {}, 0);
+  ScheduleSet set(3);
+  ASSERT_TRUE(set.add(a).ok());
+  ASSERT_TRUE(set.add(b).ok());
+  ASSERT_TRUE(set.add(c).ok());
+  SimOptions o;
+  o.fold = false;
+  SimResult res;
+  ASSERT_TRUE(simulate(net, set, {}, o, &res).ok());
+  const double alpha = (o.latNetUs + o.latHopUs) * 1e-6, wire = S / 50e9;
+  EXPECT_NEAR(res.rankSeconds[1], 3 * wire + 2 * alpha, 1e-9);
+  EXPECT_NEAR(res.rankSeconds[0], 3 * wire + 2 * alpha, 1e-9);
 }
 
 }  // namespace
