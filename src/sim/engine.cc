@@ -349,6 +349,7 @@ Event Engine::takeEvent(int from) {
   if (from == -2) {
     const FlowEndEvent e = ends_.top();
     ends_.pop();
+    if (!ends_.empty()) __builtin_prefetch(&flowInfo_[ends_.top().flow]);  // likely next
     return Event{e.t, kEvFlowEnd, e.flow, 0, e.ver, 0};
   }
   if (from < 0) {
@@ -497,7 +498,7 @@ Status Engine::run() {
     while (nextEvent(&t, &from) && t <= batchEnd) {
       if (opt_.exact && any) break;
       const Event ev = takeEvent(from);
-      if (ev.kind == kEvFlowEnd && (!mm_->active(ev.a) || mm_->version(ev.a) != ev.ver)) continue;
+      if (ev.kind == kEvFlowEnd && mm_->version(ev.a) != ev.ver) continue;  // stale
       now_ = std::max(now_, batchStart);
       any = true;
       ++res_->events;

@@ -73,11 +73,10 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
     f = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
     pos_.emplace_back();
+    version_.push_back(0);
   }
   Flow& fl = flows_[f];
-  uint32_t ver = fl.version;
   fl = Flow();
-  fl.version = ver;
   fl.off = off;
   fl.len = len;
   fl.bytesLeft = bytes;
@@ -114,7 +113,7 @@ double MaxMin::refill(uint32_t f, double bytes, double now) {
   Flow& fl = flows_[f];
   fl.bytesLeft = bytes;
   fl.lastT = now;
-  ++fl.version;
+  ++version_[f];
   return fl.rate > 0 ? now + bytes / fl.rate : kInf;
 }
 
@@ -137,7 +136,7 @@ void MaxMin::removeFlow(uint32_t f, double now) {
   flows_[active_[idx]].activeIdx = idx;
   active_.pop_back();
   fl.active = false;
-  ++fl.version;
+  ++version_[f];  // events pushed for it are stale, also once the slot is reused
   free_.push_back(f);
 }
 

@@ -53,7 +53,9 @@ class MaxMin {
   double refill(uint32_t f, double bytes, double now);
   double mult(uint32_t f) const { return flows_[f].mult; }
   double rate(uint32_t f) const { return flows_[f].rate; }
-  uint32_t version(uint32_t f) const { return flows_[f].version; }
+  // Bumped whenever the flow's finish time changes or it ends (an event carrying an older
+  // version is stale); kept apart from the flows, dense, for the engine's check per event.
+  uint32_t version(uint32_t f) const { return version_[f]; }
   bool active(uint32_t f) const { return flows_[f].active; }
   const double* linkLoad() const { return load_.data(); }
   size_t activeFlows() const { return active_.size(); }
@@ -74,8 +76,7 @@ class MaxMin {
       if (fl.rate == fl.newRate && !fl.fresh) continue;
       fl.rate = fl.newRate;
       fl.fresh = false;
-      ++fl.version;
-      emit(f, fl.rate > 0 ? now + fl.bytesLeft / fl.rate : kInf, fl.version);
+      emit(f, fl.rate > 0 ? now + fl.bytesLeft / fl.rate : kInf, ++version_[f]);
     }
     return n;
   }
@@ -90,7 +91,7 @@ class MaxMin {
   struct Flow {
     uint32_t off = 0, len = 0;
     double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0, cap = 0, mult = 1;
-    uint32_t version = 0, stamp = 0, activeIdx = 0, checked = 0;
+    uint32_t stamp = 0, activeIdx = 0, checked = 0;
     uint32_t bneck = kAtCap;  // its bottleneck when last solved or checked (kAtCap: its cap)
     bool active = false, fresh = false, frozen = false;
   };
@@ -129,7 +130,7 @@ class MaxMin {
   const std::vector<double>& cap_;
   const std::vector<PathHop>* pool_;
   std::vector<Flow> flows_;
-  std::vector<uint32_t> free_, active_;
+  std::vector<uint32_t> free_, active_, version_;
   struct LinkFlow {  // a flow on a link: which hop of its path, with which weight
     uint32_t flow, hop;
     double weight;
