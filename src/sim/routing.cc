@@ -64,6 +64,8 @@ void Router::checkVersion() {
   if (version_ == net_->version()) return;
   dist_.clear();
   cache_.clear();
+  middle_.clear();
+  middleHops_ = 0;
   buildBundles();
   groupSwitches_.assign(net_->maxGroup() + 1, {});
   for (int sw : net_->switches()) {
@@ -250,6 +252,34 @@ Status Router::valiantSpray(int from, int to, int srcGroup, int dstGroup, double
   return Status();
 }
 
+Status Router::middle(int leafS, int leafD, bool crossGroup, const Middle** out) {
+  const uint64_t key = (static_cast<uint64_t>(leafS) << 32) | static_cast<uint32_t>(leafD);
+  auto it = middle_.find(key);
+  if (it != middle_.end()) {
+    *out = &it->second;
+    return Status();
+  }
+  Middle m;
+  std::unordered_map<int, double> acc;
+  if (mode_ == RoutingMode::kSpray || !crossGroup) {
+    LOOM_CHECK(switchPathSpray(leafS, leafD, 1.0, &acc, &m.switchHops));
+  } else {
+    const Node& a = net_->node(leafS);
+    const Node& b = net_->node(leafD);
+    LOOM_CHECK(valiantSpray(leafS, leafD, a.group, b.group, 1.0, &acc, &m.switchHops));
+  }
+  flush(acc, &m.hops);
+  if (bundles_) m.even = compress(&m.hops);
+  if (middleHops_ + m.hops.size() > kMaxMiddleHops) {  // full: this one is not kept
+    spare_ = std::move(m);
+    *out = &spare_;
+    return Status();
+  }
+  middleHops_ += m.hops.size();
+  *out = &middle_.emplace(key, std::move(m)).first->second;
+  return Status();
+}
+
 Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) {
   checkVersion();
   uint64_t pairKey = (static_cast<uint64_t>(srcGpu) << 32) | static_cast<uint32_t>(dstGpu);
@@ -287,7 +317,13 @@ Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) 
     if (mode_ == RoutingMode::kEcmp) {
       uint64_t key = mix(seed_ ^ mix(pairKey));
       LOOM_CHECK(switchPathEcmp(leafS, leafD, key, &p.hops, &p.switchHops));
-    } else if (mode_ == RoutingMode::kSpray || !crossGroup) {
+    } else if (!ugal) {
+      const Middle* m = nullptr;
+      LOOM_CHECK(middle(leafS, leafD, crossGroup, &m));
+      p.hops.insert(p.hops.end(), m->hops.begin(), m->hops.end());
+      p.switchHops = m->switchHops;
+      if (!m->even) violated_ = true;
+    } else if (!crossGroup) {
       std::unordered_map<int, double> acc;
       LOOM_CHECK(switchPathSpray(leafS, leafD, 1.0, &acc, &p.switchHops));
       flush(acc, &p.hops);
@@ -311,7 +347,6 @@ Status Router::route(int srcGpu, int dstGpu, const double* linkLoad, Path* out) 
       flush(useVal ? accVal : accMin, &p.hops);
       p.switchHops = useVal ? hVal : hMin;
     }
-    if (bundles_ && !ugal && mode_ != RoutingMode::kEcmp && !compress(&p.hops)) violated_ = true;
     p.hops.push_back({down, 1.0});
     p.hops.push_back({gd.pcieFromNic, 1.0});
   }

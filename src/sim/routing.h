@@ -72,6 +72,18 @@ class Router {
                       std::unordered_map<int, double>* acc, int* nsw);
   void checkVersion();
   void buildBundles();
+  // The switch part of a spray / Valiant path between two leaves (bundled when bundles are on),
+  // kept per leaf pair: every GPU pair between the same two leaves crosses the same switches.
+  struct Middle {
+    std::vector<PathHop> hops;
+    int switchHops = 0;
+    bool even = true;  // compress() succeeded (or bundles are off)
+  };
+  Status middle(int leafS, int leafD, bool crossGroup, const Middle** out);
+  std::unordered_map<uint64_t, Middle> middle_;
+  Middle spare_;  // a middle not kept (middle_ full)
+  size_t middleHops_ = 0;
+  static constexpr size_t kMaxMiddleHops = size_t{1} << 23;  // 128 MiB of hops
   bool compress(std::vector<PathHop>* hops);
 
   const Net* net_;
