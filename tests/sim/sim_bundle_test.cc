@@ -13,6 +13,7 @@
 #include "algo/registry.h"
 #include "sim/engine.h"
 #include "sim/from_topology.h"
+#include "sim/routing.h"
 #include "sim/schedule_set.h"
 #include "sim/whatif.h"
 #include "topo/synth/synth.h"
@@ -143,6 +144,44 @@ TEST(SimBundle, UnevenPathFallsBackAndSaysSo) {
   SimResult r;
   ASSERT_TRUE(simulate(net, set, {}, o, &r).ok());
   EXPECT_NE(r.foldNote.find("links not bundled"), std::string::npos) << r.foldNote;
+}
+
+}  // namespace
+}  // namespace loom::sim
+
+namespace loom::sim {
+namespace {
+
+// The switch part of a path is kept per leaf pair (Router::middle): a router that has routed many
+// pairs gives every pair the same path as a fresh router, with bundles off and on, for spray and
+// Valiant.
+TEST(SimRouting, PathsKeptPerLeafPairEqualFreshOnes) {
+  for (const Case& c : {kCases[1], kCases[4]}) {
+    topo::Topology t;
+    ASSERT_TRUE(topo::synth::generateFromSpec(c.spec, &t).ok()) << c.spec;
+    Net net{NodeParams()};
+    ASSERT_TRUE(netFromTopology(t, &net).ok());
+    for (bool bundles : {false, true}) {
+      Router shared(&net, c.routing, 7);
+      shared.setBundles(bundles);
+      const int n = net.numGpus();
+      for (int s = 0; s < n; s += 5) {
+        for (int d = n - 1; d >= 0; d -= 7) {
+          Path a, b;
+          ASSERT_TRUE(shared.route(s, d, nullptr, &a).ok());
+          Router fresh(&net, c.routing, 7);
+          fresh.setBundles(bundles);
+          ASSERT_TRUE(fresh.route(s, d, nullptr, &b).ok());
+          ASSERT_EQ(a.hops.size(), b.hops.size()) << c.name << " " << s << "->" << d;
+          for (size_t i = 0; i < a.hops.size(); ++i) {
+            EXPECT_EQ(a.hops[i].link, b.hops[i].link);
+            EXPECT_EQ(a.hops[i].weight, b.hops[i].weight);
+          }
+          EXPECT_EQ(a.switchHops, b.switchHops);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
