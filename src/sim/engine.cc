@@ -154,6 +154,11 @@ void Engine::nextOnConnection(uint32_t f) {
   const uint32_t conn = flowInfo_[f].conn;
   Conn& c = conns_[conn];
   if (c.head == kNoConn) {
+    if (opt_.routing == RoutingMode::kUgal) {  // UGAL routes by live load: the flow ends now
+      c.flow = kNoConn;
+      mm_->removeFlow(f, now_);
+      return;
+    }
     c.idle = true;
     idleConns_.push_back(conn);
     return;
