@@ -65,47 +65,6 @@ T* HugePageAllocator<T>::allocate(size_t n) {
   return static_cast<T*>(allocHuge(n * sizeof(T)));
 }
 
-// Min-heap with four children per node (a node's children share a cache line for 16-byte
-// entries: half the depth of a binary heap, fewer misses per pop on large heaps).
-template <typename T>
-class QuadHeap {
- public:
-  bool empty() const { return v_.empty(); }
-  const T& top() const { return v_.front(); }
-  void push(const T& x) {
-    size_t i = v_.size();
-    v_.push_back(x);
-    while (i > 0) {
-      size_t parent = (i - 1) / 4;
-      if (!(v_[parent] > x)) break;
-      v_[i] = v_[parent];
-      i = parent;
-    }
-    v_[i] = x;
-  }
-  void pop() {
-    const T x = v_.back();
-    v_.pop_back();
-    if (v_.empty()) return;
-    const size_t n = v_.size();
-    size_t i = 0;
-    for (;;) {
-      size_t c = 4 * i + 1;
-      if (c >= n) break;
-      size_t best = c;
-      for (size_t k = c + 1; k < std::min(c + 4, n); ++k)
-        if (v_[best] > v_[k]) best = k;
-      if (!(x > v_[best])) break;
-      v_[i] = v_[best];
-      i = best;
-    }
-    v_[i] = x;
-  }
-
- private:
-  std::vector<T> v_;
-};
-
 // Open-addressing map from a 64-bit key to a 32-bit value (linear probing, no erase): the engine's
 // look-ups per message, cheaper than std::unordered_map's node per entry.
 class FlatMap {

@@ -30,8 +30,8 @@
 // allow a relative kTol for rounding, so rates equal the component solve's up to rounding.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +39,47 @@
 #include "sim/routing.h"
 
 namespace loom::sim {
+
+// Min-heap with four children per node (a node's children share a cache line for 16-byte
+// entries: half the depth of a binary heap, fewer misses per pop on large heaps).
+template <typename T>
+class QuadHeap {
+ public:
+  bool empty() const { return v_.empty(); }
+  const T& top() const { return v_.front(); }
+  void push(const T& x) {
+    size_t i = v_.size();
+    v_.push_back(x);
+    while (i > 0) {
+      size_t parent = (i - 1) / 4;
+      if (!(v_[parent] > x)) break;
+      v_[i] = v_[parent];
+      i = parent;
+    }
+    v_[i] = x;
+  }
+  void pop() {
+    const T x = v_.back();
+    v_.pop_back();
+    if (v_.empty()) return;
+    const size_t n = v_.size();
+    size_t i = 0;
+    for (;;) {
+      size_t c = 4 * i + 1;
+      if (c >= n) break;
+      size_t best = c;
+      for (size_t k = c + 1; k < std::min(c + 4, n); ++k)
+        if (v_[best] > v_[k]) best = k;
+      if (!(x > v_[best])) break;
+      v_[i] = v_[best];
+      i = best;
+    }
+    v_[i] = x;
+  }
+
+ private:
+  std::vector<T> v_;
+};
 
 class MaxMin {
  public:
@@ -160,7 +201,7 @@ class MaxMin {
   std::vector<uint32_t> checkStamp_, viol_;
   std::vector<double> used_, maxRate_;
   std::vector<double> fixedMax_;  // per solved link: the fastest flow outside the solve on it
-  std::priority_queue<Share, std::vector<Share>, std::greater<Share>> heap_;
+  QuadHeap<Share> heap_;
 };
 
 }  // namespace loom::sim
