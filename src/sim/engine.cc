@@ -166,7 +166,10 @@ void Engine::nextOnConnection(uint32_t f) {
   const uint32_t q = c.head;
   const FlowInfo next = queued_[q].info;
   c.head = queued_[q].next;
-  if (c.head == kNoConn) c.tail = kNoConn;
+  if (c.head == kNoConn)
+    c.tail = kNoConn;
+  else
+    __builtin_prefetch(&queued_[c.head]);  // the next dequeue, one message later
   freeQueued_.push_back(q);
   takeOver(f, next);
 }
