@@ -4,6 +4,7 @@
 // busiest links, and optionally PNG plots. With --fail it runs the degraded fabric too.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "algo/registry.h"
 #include "core/datatype.h"
 #include "options.h"
+#include "planned.h"
 #include "plots.h"
 #include "sim/channels.h"
 #include "sim/from_topology.h"
@@ -25,6 +27,7 @@ namespace {
 struct Variant {
   std::string name;
   std::unique_ptr<sim::Net> net;
+  topo::Topology topo;  // the fabric as this variant's planner sees it (failures applied)
 };
 
 Status collArgs(sched::CollType coll, uint64_t bytes, int n, uint64_t chunk, sched::CollArgs* a) {
@@ -49,12 +52,17 @@ Status algoList(const Options& o, sched::CollType coll, std::vector<const algo::
     size_t c = o.algos.find(',', pos);
     if (c == std::string::npos) c = o.algos.size();
     std::string name = o.algos.substr(pos, c - pos);
+    if (name == "planner") {  // the planner's choice (planned.h)
+      out->push_back(nullptr);
+      pos = c + 1;
+      continue;
+    }
     const algo::AlgoInfo* a = algo::findAlgo(coll, name);
     if (!a) {
       std::string known;
       for (const auto* x : algo::algosFor(coll)) known += std::string(" ") + x->name;
       return invalidArgument("--algo ", name, ": not registered for ", sched::collName(coll),
-                             " (have:", known, ")");
+                             " (have:", known, ", or planner)");
     }
     out->push_back(a);
     pos = c + 1;
@@ -93,13 +101,17 @@ int run(const Options& o) {
   Status s = loadTopology(o, &topo);
   if (!s.ok()) return fail(s);
   std::vector<Variant> variants;
-  variants.push_back({"healthy", std::make_unique<sim::Net>(o.node)});
-  if (!(s = sim::netFromTopology(topo, variants[0].net.get())).ok()) return fail(s);
+  variants.push_back({"healthy", std::make_unique<sim::Net>(o.node), topo});
+  sim::TopoMap map;
+  if (!(s = sim::netFromTopology(topo, variants[0].net.get(), &map)).ok()) return fail(s);
   if (!o.fail.empty()) {
-    variants.push_back({"failed", std::make_unique<sim::Net>(o.node)});
+    variants.push_back({"failed", std::make_unique<sim::Net>(o.node), {}});
     if (!(s = sim::netFromTopology(topo, variants[1].net.get())).ok()) return fail(s);
     std::vector<std::string> done;
     if (!(s = sim::applyFailures(o.fail, o.failSeed, variants[1].net.get(), &done)).ok())
+      return fail(s);
+    if (!(s = degradedTopology(topo, map, *variants[0].net, *variants[1].net, &variants[1].topo))
+             .ok())
       return fail(s);
     if (!o.quiet)
       for (const std::string& d : done) std::cout << "# what-if: " << d << "\n";
@@ -138,10 +150,43 @@ int run(const Options& o) {
               "time(us)", "algbw", "busbw", "flows", "shapes", "wall(s)", "classes");
   std::vector<BusbwSeries> series;
   if (!o.plotDir.empty()) mkdir(o.plotDir.c_str(), 0755);
-  for (const Variant& v : variants) {
+  // --algo planner: a planner per variant (the failed one sees the degraded fabric).
+  std::vector<std::unique_ptr<plan::Planner>> planners;
+  if (std::find(algos.begin(), algos.end(), nullptr) != algos.end()) {
+    plan::CostParams params;
+    if (!(s = planParams(o.node, o.sim, o.planParams, &params)).ok()) return fail(s);
+    for (const Variant& v : variants) {
+      planners.push_back(makePlanner(v.topo, *v.net, n, params));
+      if (!planners.back()->status().ok()) return fail(planners.back()->status());
+    }
+    if (!o.quiet)
+      std::cout << "# planner: cost parameters " << params.toString()
+                << (variants.size() > 1 ? "; 'planner (failed)' runs the healthy fabric's "
+                                          "plan on the failed one, 'replanned' plans again "
+                                          "for the failed fabric"
+                                        : "")
+                << "\n";
+  }
+  // What runs in one series: an algorithm, or a planner's choice (planner index).
+  struct Job {
+    std::string name;
+    const algo::AlgoInfo* algo;
+    int planner;
+  };
+  for (size_t vi = 0; vi < variants.size(); ++vi) {
+    const Variant& v = variants[vi];
+    std::vector<Job> jobs;
     for (const algo::AlgoInfo* a : algos) {
+      if (a) {
+        jobs.push_back({o.channels > 1 ? strCat(a->name, "x", o.channels) : a->name, a, -1});
+      } else {
+        jobs.push_back({"planner", nullptr, 0});
+        if (vi > 0) jobs.push_back({"replanned", nullptr, static_cast<int>(vi)});
+      }
+    }
+    for (const Job& job : jobs) {
+      const std::string& aname = job.name;
       BusbwSeries ser;
-      std::string aname = o.channels > 1 ? strCat(a->name, "x", o.channels) : a->name;
       ser.name = variants.size() > 1 ? strCat(aname, " (", v.name, ")") : aname;
       Row row;
       uint64_t lastBytes = 0;
@@ -149,11 +194,15 @@ int run(const Options& o) {
         sched::CollArgs args;
         if (!(s = collArgs(coll, bytes, n, o.chunkBytes, &args)).ok()) return fail(s);
         sim::ScheduleSet set(n);
-        s = o.channels > 1 ? sim::buildChannels(a->build, args, n, hostOf, o.channels, &set)
-                           : sim::buildScheduleSet(a->build, args, n, hostOf, &set);
+        plan::Decision d;
+        if (job.algo)
+          s = o.channels > 1
+                  ? sim::buildChannels(job.algo->build, args, n, hostOf, o.channels, &set)
+                  : sim::buildScheduleSet(job.algo->build, args, n, hostOf, &set);
+        else
+          s = plannedSet(planners[job.planner].get(), args, n, hostOf, &d, &set);
         if (s.ok()) s = runOne(o, *v.net, set, &row);
-        if (!s.ok())
-          return fail(Status(s.code(), strCat(a->name, " ", bytes, " B: ", s.message())));
+        if (!s.ok()) return fail(Status(s.code(), strCat(aname, " ", bytes, " B: ", s.message())));
         double algbw = bytes / row.mean / 1e9, busbw = algbw * sim::busFactor(coll, n);
         std::printf("%-8s %-14s %10s %14.2f %10.2f %10.2f %10llu %8d %8.2f %8d\n", v.name.c_str(),
                     aname.c_str(), sizeName(bytes).c_str(), row.mean * 1e6, algbw, busbw,
@@ -162,6 +211,9 @@ int run(const Options& o) {
         if (o.seeds > 1)
           std::printf("%-8s %-14s %10s   min %.2f us, max %.2f us over %d seeds\n", "", "", "",
                       row.min * 1e6, row.max * 1e6, o.seeds);
+        if (!job.algo)
+          std::printf("#   %s %s: %s, predicted %.2f us\n", aname.c_str(), sizeName(bytes).c_str(),
+                      d.describe().c_str(), d.predictedSec * 1e6);
         ser.points.push_back({static_cast<double>(bytes), busbw});
         lastBytes = bytes;
       }

@@ -33,7 +33,9 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
   app.add_option("--size", o->size, "message size (nccl-tests 'size'): 1M, 1G, 4GiB ...")
       ->capture_default_str();
   app.add_option("--sweep", o->sweep, "size sweep MIN:MAX[:FACTOR] (factor 2 by default)");
-  app.add_option("--algo", o->algos, "comma list of registered algorithms, or 'all'")
+  app.add_option("--algo", o->algos,
+                 "comma list of registered algorithms and/or 'planner' (the planner's choice; "
+                 "with --fail also 'replanned' for the failed fabric), or 'all'")
       ->capture_default_str();
   app.add_option("--ranks", o->ranks, "ranks (first N GPUs; 0: all)")->capture_default_str();
   app.add_option("--chunk-bytes", o->chunkBytes, "schedule pipeline chunk")->capture_default_str();
@@ -79,6 +81,9 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
   app.add_flag("--no-bundle", o->noBundle,
                "do not merge parallel switch links crossed evenly into one constraint (the "
                "result is the same; for checking)");
+  app.add_option("--plan-params", o->planParams,
+                 "with --algo planner: cost parameters over the simulated machine's (loom-plan "
+                 "--params syntax, e.g. netAlphaUs=3,reduceGBps=500)");
   app.add_option("--fail", o->fail,
                  "what-if, comma list: switch:NAME spines:K leaves:K links:K global:K "
                  "level:NAME=FACTOR; runs healthy and degraded");

@@ -35,6 +35,7 @@ struct Options {
   bool quiet = false;
   bool noFold = false;
   bool noBundle = false;
+  std::string planParams;  // --plan-params: CostParams text over the simulated machine's
 };
 
 // Parses argv into `o`; returns false (and sets *rc) when the program should exit now.
