@@ -96,6 +96,17 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
     takeOver(c.flow, fi);
     return Status();
   }
+  if (c.parked) {  // its flow restarts (on the same path; else it makes way for a new one)
+    c.parked = false;
+    if (flowInfo_[c.flow].path == pid) {
+      ++res_->solverFlows;
+      mm_->unpark(c.flow, static_cast<double>(bytes), now_);
+      flowInfo_[c.flow] = fi;
+      return Status();
+    }
+    mm_->removeFlow(c.flow, now_);
+    c.flow = kNoConn;
+  }
   if (c.flow != kNoConn) {
     enqueue(conn, fi);
     return Status();
@@ -125,6 +136,16 @@ void Engine::buildConnections() {
   connBase_.assign(units_ + 1, 0);
   for (int u = 0; u < units_; ++u) connBase_[u + 1] = connBase_[u] + slots[unitShapeId(u)];
   conns_.assign(connBase_[units_], Conn());
+  std::vector<std::vector<uint32_t>> messages(set_.numShapes());  // per shape per slot
+  for (int s = 0; s < set_.numShapes(); ++s) {
+    messages[s].assign(slots[s], 0);
+    const Shape& sh = set_.shape(s);
+    for (size_t i = 0; i < sh.steps.size(); ++i)
+      if (sh.steps[i].op == OpKind::kSend) ++messages[s][sendSlot_[s][i]];
+  }
+  for (int u = 0; u < units_; ++u)
+    for (uint32_t k = 0; k < slots[unitShapeId(u)]; ++k)
+      conns_[connBase_[u] + k].messages = messages[unitShapeId(u)][k];
 }
 
 void Engine::enqueue(uint32_t conn, const FlowInfo& fi) {
@@ -179,8 +200,14 @@ void Engine::releaseIdle() {
     Conn& c = conns_[conn];
     if (!c.idle) continue;
     c.idle = false;
-    mm_->removeFlow(c.flow, now_);
-    c.flow = kNoConn;
+    const FlowInfo& fi = flowInfo_[c.flow];
+    if (unitShape(fi.src).steps[fi.sendStep].seq + 1 < c.messages) {  // more to come: park
+      mm_->park(c.flow);
+      c.parked = true;
+    } else {
+      mm_->removeFlow(c.flow, now_);
+      c.flow = kNoConn;
+    }
   }
   idleConns_.clear();
 }

@@ -238,7 +238,9 @@ class Engine {
     uint32_t path = kNoConn, flow = kNoConn, head = kNoConn, tail = kNoConn;
     uint32_t ready[2] = {0, 0};  // sends, receives: messages 0..n-1 of the side have been ready
     bool outOfOrder[2] = {false, false};  // ...and one after them too
-    bool idle = false;  // its flow's message is out, nothing queued (until releaseIdle)
+    bool idle = false;      // its flow's message is out, nothing queued (until releaseIdle)
+    bool parked = false;    // then its flow stays parked for its next message (mm_->park)
+    uint32_t messages = 0;  // sent on it in all
   };
   struct Queued {
     FlowInfo info;

@@ -119,6 +119,7 @@ double MaxMin::refill(uint32_t f, double bytes, double now) {
 
 void MaxMin::removeFlow(uint32_t f, double now) {
   Flow& fl = flows_[f];
+  const bool wasParked = fl.parked;
   for (uint32_t i = 0; i < fl.len; ++i) {
     int l = hop(fl, i).link;
     std::vector<LinkFlow>& v = linkFlows_[l];
@@ -126,18 +127,61 @@ void MaxMin::removeFlow(uint32_t f, double now) {
     v[at] = v.back();
     pos_[v[at].flow][v[at].hop] = at;
     v.pop_back();
-    load_[l] -= hop(fl, i).weight * fl.mult;
-    demand_[l] -= hop(fl, i).weight * fl.mult * fl.cap;
+    if (!wasParked) {
+      load_[l] -= hop(fl, i).weight * fl.mult;
+      demand_[l] -= hop(fl, i).weight * fl.mult * fl.cap;
+      touch(l);
+    }
     if (v.empty()) load_[l] = demand_[l] = 0;
-    touch(l);
   }
+  fl.parked = false;
+  if (!wasParked) deactivate(f);
+  free_.push_back(f);
+}
+
+void MaxMin::deactivate(uint32_t f) {
+  Flow& fl = flows_[f];
   uint32_t idx = fl.activeIdx;
   active_[idx] = active_.back();
   flows_[active_[idx]].activeIdx = idx;
   active_.pop_back();
   fl.active = false;
   ++version_[f];  // events pushed for it are stale, also once the slot is reused
-  free_.push_back(f);
+}
+
+void MaxMin::park(uint32_t f) {
+  Flow& fl = flows_[f];
+  for (uint32_t i = 0; i < fl.len; ++i) {
+    const PathHop& h = hop(fl, i);
+    load_[h.link] -= h.weight * fl.mult;
+    demand_[h.link] -= h.weight * fl.mult * fl.cap;
+    touch(h.link);
+  }
+  deactivate(f);
+  // Out of every solve: no rate, frozen, its cap as its bottleneck (never checked), never a seed.
+  fl.parked = true;
+  fl.fresh = false;
+  fl.rate = fl.newRate = 0;
+  fl.frozen = true;
+  fl.bneck = kAtCap;
+}
+
+void MaxMin::unpark(uint32_t f, double bytes, double now) {
+  Flow& fl = flows_[f];
+  fl.parked = false;
+  fl.active = true;
+  fl.fresh = true;
+  fl.bytesLeft = bytes;
+  fl.lastT = now;
+  fl.activeIdx = static_cast<uint32_t>(active_.size());
+  active_.push_back(f);
+  fresh_.push_back(f);
+  for (uint32_t i = 0; i < fl.len; ++i) {
+    const PathHop& h = hop(fl, i);
+    load_[h.link] += h.weight * fl.mult;
+    demand_[h.link] += h.weight * fl.mult * fl.cap;
+    touch(h.link);
+  }
 }
 
 uint32_t MaxMin::takeSeeds(bool narrow) {
@@ -164,7 +208,7 @@ uint32_t MaxMin::takeSeeds(bool narrow) {
       for (const LinkFlow& e : linkFlows_[l]) top = std::max(top, flows_[e.flow].rate);
     for (const LinkFlow& e : linkFlows_[l]) {
       const uint32_t f = e.flow;
-      if (flows_[f].stamp == s || flows_[f].rate < top * (1 - kTol)) continue;
+      if (flows_[f].stamp == s || flows_[f].parked || flows_[f].rate < top * (1 - kTol)) continue;
       flows_[f].stamp = s;
       comp_.push_back(f);
     }
@@ -182,7 +226,7 @@ void MaxMin::grow(uint32_t s) {
     if (li < compLinks_.size()) {
       for (const LinkFlow& e : linkFlows_[compLinks_[li++]]) {
         const uint32_t f2 = e.flow;
-        if (flows_[f2].stamp == s) continue;
+        if (flows_[f2].stamp == s || flows_[f2].parked) continue;
         flows_[f2].stamp = s;
         comp_.push_back(f2);
       }
@@ -321,7 +365,7 @@ int MaxMin::solveLocal(double now) {
         if (slack(l)) continue;
         for (const LinkFlow& e : linkFlows_[l]) {
           const uint32_t g = e.flow;
-          if (flows_[g].stamp == s || flows_[g].rate < r * (1 - kTol)) continue;
+          if (flows_[g].stamp == s || flows_[g].parked || flows_[g].rate < r * (1 - kTol)) continue;
           flows_[g].stamp = s;
           comp_.push_back(g);
         }

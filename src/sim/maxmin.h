@@ -88,7 +88,11 @@ class MaxMin {
 
   // The flow crosses (*pool)[off, off + len) (the pool may grow, entries must not change).
   uint32_t addFlow(uint32_t off, uint32_t len, double bytes, double now);
-  void removeFlow(uint32_t f, double now);
+  void removeFlow(uint32_t f, double now);  // also a parked flow
+  // A parked flow carries nothing (its connection waits for its next message) but stays on its
+  // links' lists, so the next message on the same path restarts it without registering it again.
+  void park(uint32_t f);
+  void unpark(uint32_t f, double bytes, double now);
   // The flow carries `bytes` more from now at its current rate (the next message of its
   // connection: same path, so no rate changes); returns its new finish time (kInf: stalled).
   double refill(uint32_t f, double bytes, double now);
@@ -134,7 +138,7 @@ class MaxMin {
     double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0, cap = 0, mult = 1;
     uint32_t stamp = 0, activeIdx = 0, checked = 0;
     uint32_t bneck = kAtCap;  // its bottleneck when last solved or checked (kAtCap: its cap)
-    bool active = false, fresh = false, frozen = false;
+    bool active = false, fresh = false, frozen = false, parked = false;
   };
   struct Share {
     double share;
@@ -152,6 +156,7 @@ class MaxMin {
   uint32_t takeSeeds(bool narrow);  // into comp_, stamped with the returned round stamp
   void grow(uint32_t s);
   void setCap(Flow* fl);
+  void deactivate(uint32_t f);  // off the active list, its events stale
   void pushShares();
   // Progressive filling of comp_ on compLinks_; with `fixed`, flows outside comp_ keep their rates
   // and their load comes off the capacity first.

@@ -4,6 +4,7 @@
 // messages whose two sides become ready out of order still pair by order on their connection.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <vector>
@@ -19,18 +20,19 @@
 namespace loom::sim {
 namespace {
 
-// Random flows (1-4 hops, some sprayed) on links of a few capacities, started and ended in random
-// batches; after every batch each flow's rate from local solves equals the global solve's.
+// Random flows (1-4 links, some sprayed) on links of a few capacities, started, ended, parked and
+// restarted in random batches; after every batch each flow's rate from local solves equals the
+// global solve's.
 TEST(SimSolver, LocalSolvesEqualGlobalSolveOnRandomFlows) {
   std::mt19937_64 rng(7);
-  for (int trial = 0; trial < 20; ++trial) {
+  for (int trial = 0; trial < 100; ++trial) {
     const int links = 6 + static_cast<int>(rng() % 40);
     std::vector<double> cap(links);
     for (double& c : cap) c = std::vector<double>{25e9, 50e9, 100e9, 450e9}[rng() % 4];
     std::vector<PathHop> pool;
     MaxMin local(&cap, &pool), global(&cap, &pool);
     global.setLocal(false);
-    std::vector<std::pair<uint32_t, uint32_t>> live;  // (local id, global id)
+    std::vector<std::pair<uint32_t, uint32_t>> live, parked;  // (local id, global id)
     double now = 0;
     for (int batch = 0; batch < 60; ++batch) {
       now += 1e-6;
@@ -38,19 +40,48 @@ TEST(SimSolver, LocalSolvesEqualGlobalSolveOnRandomFlows) {
       for (int i = 0; i < starts; ++i) {
         uint32_t off = static_cast<uint32_t>(pool.size());
         uint32_t len = 1 + static_cast<uint32_t>(rng() % 4);
+        std::vector<int32_t> used;  // a path crosses a link once
         for (uint32_t h = 0; h < len; ++h) {
+          int32_t l = static_cast<int32_t>(rng() % links);
+          if (std::find(used.begin(), used.end(), l) != used.end()) continue;
+          used.push_back(l);
           double w = rng() % 3 == 0 ? 0.25 * (1 + rng() % 4) : 1.0;
-          pool.push_back({static_cast<int32_t>(rng() % links), w});
+          pool.push_back({l, w});
         }
+        len = static_cast<uint32_t>(used.size());
         uint32_t a = local.addFlow(off, len, 1e6, now);
         uint32_t b = global.addFlow(off, len, 1e6, now);
         live.push_back({a, b});
       }
+      // Some parked flows restart, some end; some live flows end, some park.
+      for (size_t k = 0; k < parked.size();) {
+        int what = static_cast<int>(rng() % 3);
+        if (what == 2) {
+          ++k;
+          continue;
+        }
+        if (what == 0) {
+          local.unpark(parked[k].first, 1e6, now);
+          global.unpark(parked[k].second, 1e6, now);
+          live.push_back(parked[k]);
+        } else {
+          local.removeFlow(parked[k].first, now);
+          global.removeFlow(parked[k].second, now);
+        }
+        parked[k] = parked.back();
+        parked.pop_back();
+      }
       int ends = static_cast<int>(rng() % (live.size() / 2 + 1));
       for (int i = 0; i < ends && !live.empty(); ++i) {
         size_t k = rng() % live.size();
-        local.removeFlow(live[k].first, now);
-        global.removeFlow(live[k].second, now);
+        if (rng() % 2) {
+          local.park(live[k].first);
+          global.park(live[k].second);
+          parked.push_back(live[k]);
+        } else {
+          local.removeFlow(live[k].first, now);
+          global.removeFlow(live[k].second, now);
+        }
         live[k] = live.back();
         live.pop_back();
       }
