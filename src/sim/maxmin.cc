@@ -79,15 +79,9 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
   fl = Flow();
   fl.off = off;
   fl.len = len;
-  fl.bytesLeft = bytes;
-  fl.lastT = now;
-  fl.active = true;
-  fl.fresh = true;
-  fl.activeIdx = static_cast<uint32_t>(active_.size());
-  active_.push_back(f);
+  activate(f, bytes, now);
   fl.mult = 1;
   setCap(&fl);
-  fresh_.push_back(f);
   if (bounds_) registerPath(off, len);
   pos_[f].resize(len);  // keeps its capacity when the slot is reused: no allocation per flow
   for (uint32_t i = 0; i < len; ++i) {
@@ -139,6 +133,17 @@ void MaxMin::removeFlow(uint32_t f, double now) {
   free_.push_back(f);
 }
 
+void MaxMin::activate(uint32_t f, double bytes, double now) {
+  Flow& fl = flows_[f];
+  fl.active = true;
+  fl.fresh = true;
+  fl.bytesLeft = bytes;
+  fl.lastT = now;
+  fl.activeIdx = static_cast<uint32_t>(active_.size());
+  active_.push_back(f);
+  fresh_.push_back(f);
+}
+
 void MaxMin::deactivate(uint32_t f) {
   Flow& fl = flows_[f];
   uint32_t idx = fl.activeIdx;
@@ -169,13 +174,7 @@ void MaxMin::park(uint32_t f) {
 void MaxMin::unpark(uint32_t f, double bytes, double now) {
   Flow& fl = flows_[f];
   fl.parked = false;
-  fl.active = true;
-  fl.fresh = true;
-  fl.bytesLeft = bytes;
-  fl.lastT = now;
-  fl.activeIdx = static_cast<uint32_t>(active_.size());
-  active_.push_back(f);
-  fresh_.push_back(f);
+  activate(f, bytes, now);
   for (uint32_t i = 0; i < fl.len; ++i) {
     const PathHop& h = hop(fl, i);
     load_[h.link] += h.weight * fl.mult;

@@ -156,7 +156,8 @@ class MaxMin {
   uint32_t takeSeeds(bool narrow);  // into comp_, stamped with the returned round stamp
   void grow(uint32_t s);
   void setCap(Flow* fl);
-  void deactivate(uint32_t f);  // off the active list, its events stale
+  void activate(uint32_t f, double bytes, double now);  // carries `bytes` from now, to solve
+  void deactivate(uint32_t f);                          // off the active list, its events stale
   void pushShares();
   // Progressive filling of comp_ on compLinks_; with `fixed`, flows outside comp_ keep their rates
   // and their load comes off the capacity first.
