@@ -108,7 +108,7 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
     c.flow = kNoConn;
   }
   if (c.flow != kNoConn) {
-    enqueue(conn, fi);
+    enqueue(conn, fi, unitShape(src).steps[sendStep].seq);
     return Status();
   }
   ++res_->solverFlows;
@@ -148,7 +148,25 @@ void Engine::buildConnections() {
       conns_[connBase_[u] + k].messages = messages[unitShapeId(u)][k];
 }
 
-void Engine::enqueue(uint32_t conn, const FlowInfo& fi) {
+void Engine::enqueue(uint32_t conn, const FlowInfo& fi, uint32_t seq) {
+  Conn& c = conns_[conn];
+  if (runs_ && c.tail == kNoConn) {  // no listed message queued: the run may hold it
+    if (c.runCount == 0) {
+      if (c.sendList == kNoConn) {  // the connection's message lists, found once
+        const SimStep& st = unitShape(fi.src).steps[fi.sendStep];
+        const int32_t back = (set_.nranks() - st.peerDelta) % set_.nranks();
+        c.sendList = listOf_.find(listKey(unitShapeId(fi.src), false, st.peerDelta));
+        c.recvList = listOf_.find(listKey(unitShapeId(fi.dst), true, back));
+      }
+      c.runSeq = seq;
+      c.runCount = 1;
+      return;
+    }
+    if (seq == c.runSeq + c.runCount) {
+      ++c.runCount;
+      return;
+    }
+  }
   uint32_t q;
   if (!freeQueued_.empty()) {
     q = freeQueued_.back();
@@ -158,7 +176,6 @@ void Engine::enqueue(uint32_t conn, const FlowInfo& fi) {
     queued_.emplace_back();
   }
   queued_[q] = Queued{fi, kNoConn};
-  Conn& c = conns_[conn];
   if (c.tail == kNoConn) {
     c.head = q;
   } else {
@@ -174,6 +191,17 @@ void Engine::enqueue(uint32_t conn, const FlowInfo& fi) {
 void Engine::nextOnConnection(uint32_t f) {
   const uint32_t conn = flowInfo_[f].conn;
   Conn& c = conns_[conn];
+  if (c.runCount > 0) {  // the next of the run: rebuilt from the message lists
+    const FlowInfo& cur = flowInfo_[f];
+    FlowInfo next{
+        cur.src, cur.dst, lists_[c.sendList + c.runSeq].step, lists_[c.recvList + c.runSeq].step, 0,
+        c.path,  conn};
+    next.bytes = unitShape(cur.src).steps[next.sendStep].bytes;
+    ++c.runSeq;
+    --c.runCount;
+    takeOver(f, next);
+    return;
+  }
   if (c.head == kNoConn) {
     if (opt_.routing == RoutingMode::kUgal) {  // UGAL routes by live load: the flow ends now
       c.flow = kNoConn;
@@ -489,6 +517,9 @@ Status Engine::setUp() {
   unitDone_.assign(units_, 0.0);
   buildConnections();
   buildMessageLists();
+  // Queued runs rebuild a message from its connection's path and lists: not when a message's
+  // path depends on live load (UGAL) or on the receive (CPU-moved transfers).
+  runs_ = !cpuMoves_ && opt_.routing != RoutingMode::kUgal;
   pendingOff_.resize(units_ + 1);
   for (int u = 0; u < units_; ++u) pendingOff_[u + 1] = pendingOff_[u] + unitShape(u).steps.size();
   unitSteps_ = pendingOff_[units_];

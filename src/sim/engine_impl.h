@@ -241,6 +241,9 @@ class Engine {
     bool idle = false;      // its flow's message is out, nothing queued (until releaseIdle)
     bool parked = false;    // then its flow stays parked for its next message (mm_->park)
     uint32_t messages = 0;  // sent on it in all
+    // Queued first, before the listed ones: a run of messages in order, seq runSeq on, as
+    // runCount entries of the sender's and the receiver's message lists (runs_).
+    uint32_t runSeq = 0, runCount = 0, sendList = kNoConn, recvList = kNoConn;
   };
   struct Queued {
     FlowInfo info;
@@ -253,7 +256,8 @@ class Engine {
   int unitShapeId(int u) const { return set_.shapeIdOfRank(unitRank(u)); }
   std::vector<Queued> queued_;
   std::vector<uint32_t> freeQueued_;
-  void enqueue(uint32_t conn, const FlowInfo& fi);
+  void enqueue(uint32_t conn, const FlowInfo& fi, uint32_t seq);
+  bool runs_ = false;
   void nextOnConnection(uint32_t f);
   void takeOver(uint32_t f, const FlowInfo& next);  // next goes out on flow f's connection
   void releaseIdle();                               // flows of idle connections end
