@@ -1,6 +1,7 @@
 // The simulator's engine (simulate() in engine.h), private to src/sim: engine.cc runs events,
-// flows and steps; engine_compute.cc models the CPU work (reductions, CPU-performed copies) as
-// flows on shared core links.
+// flows and steps; engine_connections.cc keeps each connection's messages in order and hands its
+// flow from one message to the next; engine_compute.cc models the CPU work (reductions,
+// CPU-performed copies) as flows on shared core links.
 #pragma once
 
 #include <algorithm>
