@@ -146,14 +146,9 @@ TEST(SimEngine, MessagesOnOneConnectionGoOutInOrder) {
   b.recv(0, {}, S);
   b.send(2, {}, 0, {first});
   c.recv(1, {}, 0);
-  ScheduleSet set(3);
-  ASSERT_TRUE(set.add(a).ok());
-  ASSERT_TRUE(set.add(b).ok());
-  ASSERT_TRUE(set.add(c).ok());
   SimOptions o;
-  o.fold = false;
   SimResult res;
-  ASSERT_TRUE(simulate(net, set, {}, o, &res).ok());
+  ASSERT_TRUE(testing::simulateUnfolded(net, {a, b, c}, &o, &res).ok());
   const double alpha = (o.latNetUs + o.latHopUs) * 1e-6, wire = S / 50e9;
   EXPECT_NEAR(res.rankSeconds[2], wire + 2 * alpha, 1e-9);
   EXPECT_NEAR(res.rankSeconds[1], 2 * wire + alpha, 1e-9);

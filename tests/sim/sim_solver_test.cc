@@ -168,14 +168,9 @@ TEST(SimSolver, OutOfOrderReadyMessagesPairByOrder) {
   for (int k = 0; k < 3; ++k) b.recv(0, {}, S, {note});
   c.send(0, {}, S);
   c.send(1, {}, 0);
-  ScheduleSet set(3);
-  ASSERT_TRUE(set.add(a).ok());
-  ASSERT_TRUE(set.add(b).ok());
-  ASSERT_TRUE(set.add(c).ok());
   SimOptions o;
-  o.fold = false;
   SimResult res;
-  ASSERT_TRUE(simulate(net, set, {}, o, &res).ok());
+  ASSERT_TRUE(testing::simulateUnfolded(net, {a, b, c}, &o, &res).ok());
   const double alpha = (o.latNetUs + o.latHopUs) * 1e-6, wire = S / 50e9;
   EXPECT_NEAR(res.rankSeconds[1], 3 * wire + 2 * alpha, 1e-9);
   EXPECT_NEAR(res.rankSeconds[0], 3 * wire + 2 * alpha, 1e-9);

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "sched/schedule.h"
+#include "sim/engine.h"
 #include "sim/net.h"
+#include "sim/schedule_set.h"
 
 namespace loom::sim::testing {
 
@@ -58,6 +60,15 @@ inline sched::Schedule tinyRing(int rank, const std::vector<int>& order, uint64_
       last = s.recv(prev, {sched::kBufRecv, 0}, block, {last});
   }
   return s;
+}
+
+// Runs hand-written schedules (rank r: ranks[r]) unfolded with options `o` (fold set off).
+inline Status simulateUnfolded(const Net& net, const std::vector<sched::Schedule>& ranks,
+                               SimOptions* o, SimResult* res) {
+  ScheduleSet set(static_cast<int>(ranks.size()));
+  for (const sched::Schedule& s : ranks) LOOM_CHECK(set.add(s));
+  o->fold = false;
+  return simulate(net, set, {}, *o, res);
 }
 
 inline std::vector<int> identityOrder(int p) {
