@@ -200,6 +200,7 @@ RoundCost CostModel::roundCost(const Round& round) const {
     if (cpuSec / cores > c.bandwidth)
       c.bandwidth = cpuSec / cores, c.bottleneck = strCat("cpu (", cores, " cores)");
     c.compute = std::max(c.compute, round.reduceSum / (params_.reduceGBps * 1e9) / cores);
+    c.cpuBusy = (cpuSec + round.reduceSum / (params_.reduceGBps * 1e9)) / cores;
   }
   return c;
 }
@@ -213,7 +214,7 @@ Transport CostModel::fitTransport() const {
 namespace {
 // Transfer and reduction of a round: overlapped when the algorithm pipelines chunks.
 double transferSec(const RoundCost& c, bool pipelined) {
-  return pipelined ? std::max(c.bandwidth, c.compute) : c.bandwidth + c.compute;
+  return pipelined ? std::max({c.bandwidth, c.compute, c.cpuBusy}) : c.bandwidth + c.compute;
 }
 // How many times over the round's active ranks oversubscribe the shared cores (1 without).
 double oversubscription(const RoundCost& c, double cores) {

@@ -112,7 +112,10 @@ struct Placement {
 struct RoundCost {
   double latency = 0, bandwidth = 0, compute = 0;  // seconds
   int activeRanks = 0;                             // ranks that send or receive in the round
-  std::string bottleneck;                          // busiest resource, readable
+  // With `cores`: all CPU work of the round (every rank's copies and reductions) over the cores,
+  // the floor under any overlap of transfers and reductions (0 without `cores`).
+  double cpuBusy = 0;
+  std::string bottleneck;  // busiest resource, readable
   double total() const { return latency + bandwidth + compute; }
 };
 

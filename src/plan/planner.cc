@@ -258,7 +258,13 @@ std::vector<Decision> Planner::enumerate(const sched::CollArgs& args,
         int n = numParts(parts);
         bool dup = false;
         for (auto& s : seen) dup = dup || numParts(s) == n;
-        if (dup || ((n == p || n == 1) && !(only == a->name && seen.empty()))) continue;
+        // One part (a one-host communicator): the hierarchy is its inner ring reduce-scatter and
+        // all-gather, in loops of parts x chunk, a schedule of its own that measures apart from
+        // the flat ring, so it is a candidate; every rank a part of its own is the flat
+        // algorithm again, offered only when forced.
+        const bool onePart = n == 1 && seen.empty() && l == Level::kHost;
+        if (dup || ((n == p || (n == 1 && !onePart)) && !(only == a->name && seen.empty())))
+          continue;
         seen.push_back(parts);
         levels.push_back({l, parts});
       }

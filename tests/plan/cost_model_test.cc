@@ -202,6 +202,35 @@ TEST(CostModel, PipelinedRoundsOverlapTheReduction) {
   EXPECT_NEAR(m.price({r}, nullptr, piped), c.latency + c.bandwidth, 1e-12);
 }
 
+// Pipelining overlaps a chunk's reduction with the next chunk's copy only while a core is free
+// to do it. 4 ranks on 2 cores keep both cores busy with copies and reductions alike, so a
+// pipelined round costs all the round's CPU work over the cores, as a non-pipelined one does; 4
+// ranks with a core each (cores = 0) still overlap.
+TEST(CostModel, OversubscribedCoresLeaveNothingToOverlap) {
+  CostParams cp;
+  cp.shmGBps = 2;
+  cp.hostMemGBps = 100;
+  cp.reduceGBps = 4;
+  const uint64_t b = 1 << 20;
+  std::vector<Flow> ring;
+  for (int r = 0; r < 4; ++r) ring.push_back({r, (r + 1) % 4, b});
+  const Round round{ring, 1, b, 4 * b};
+  PriceOpts piped;
+  piped.pipelined = true;
+  const CostModel own(oneHost(4), cp);
+  const RoundCost o = own.roundCost(round);
+  EXPECT_NEAR(own.price({round}, nullptr, piped), o.latency + std::max(o.bandwidth, o.compute),
+              1e-12);
+  EXPECT_LT(own.price({round}, nullptr, piped), own.price({round}));
+  cp.cores = 2;
+  const CostModel shared(oneHost(4), cp);
+  const RoundCost c = shared.roundCost(round);
+  const double work = 4 * (b / 2e9 + b / 4e9) / 2;  // every rank's copy and reduction, 2 cores
+  EXPECT_NEAR(c.cpuBusy, work, 1e-12);
+  EXPECT_NEAR(shared.price({round}, nullptr, piped), c.latency + work, 1e-12);
+  EXPECT_NEAR(shared.price({round}, nullptr, piped), shared.price({round}), 1e-12);
+}
+
 // shm's single-copy protocol: messages from shmCmaBytes on move at shmCmaGBps and cost host
 // memory once, smaller ones go through the copy ring at shmGBps; without shmCmaGBps all do.
 TEST(CostModel, ShmSingleCopyPricedApart) {

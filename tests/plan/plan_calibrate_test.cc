@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/params.h"
 #include "plan/planner.h"
@@ -60,22 +61,36 @@ std::map<std::string, double> timesOf(const CostParams& params, int ranks, const
   return us;
 }
 
+// --measure lines of the machine `t` (shm and tcp, 2 and 4 ranks, 8 B-2 MiB) into `file`: every
+// candidate's median and, when `rounds` is not empty, its rounds (the true time times each
+// factor); `want` gets the true times ("shm.2.8" -> algo -> us).
+void writeLines(const CostParams& t, const std::string& file, const std::vector<double>& rounds,
+                std::map<std::string, std::map<std::string, double>>* want = nullptr) {
+  std::ofstream out(file);
+  for (const std::string tr : {"shm", "tcp"})
+    for (int ranks : {2, 4})
+      for (uint64_t b = 8; b <= (2u << 20); b *= 4) {
+        const auto us = timesOf(t, ranks, tr, b);
+        if (want) (*want)[tr + "." + std::to_string(ranks) + "." + std::to_string(b)] = us;
+        out << "{\"transport\":\"" << tr << "\",\"ranks\":" << ranks << ",\"size\":" << b;
+        for (const auto& [a, v] : us) {
+          out << ",\"" << a << "\":{\"median_us\":" << v;
+          if (!rounds.empty()) {
+            out << ",\"min_us\":" << v * rounds[0] << ",\"rounds_us\":[";
+            for (size_t r = 0; r < rounds.size(); ++r) out << (r ? "," : "") << v * rounds[r];
+            out << "]";
+          }
+          out << "}";
+        }
+        out << "}\n";
+      }
+}
+
 TEST(Calibrate, RecoversAKnownMachine) {
   const CostParams t = truth();
   const std::string file = "/tmp/plan_calibrate_test_" + std::to_string(getpid()) + ".jsonl";
   std::map<std::string, std::map<std::string, double>> want;  // "shm.2.8" -> algo -> us
-  {
-    std::ofstream out(file);
-    for (const std::string tr : {"shm", "tcp"})
-      for (int ranks : {2, 4})
-        for (uint64_t b = 8; b <= (2u << 20); b *= 4) {
-          const auto us = timesOf(t, ranks, tr, b);
-          want[tr + "." + std::to_string(ranks) + "." + std::to_string(b)] = us;
-          out << "{\"transport\":\"" << tr << "\",\"ranks\":" << ranks << ",\"size\":" << b;
-          for (const auto& [a, v] : us) out << ",\"" << a << "\":{\"median_us\":" << v << "}";
-          out << "}\n";
-        }
-  }
+  writeLines(t, file, {}, &want);
   CostParams got;
   ASSERT_TRUE(loomplan::calibrate({file}, &got, false, t.reduceGBps).ok());
   std::remove(file.c_str());
@@ -102,6 +117,26 @@ TEST(Calibrate, RecoversAKnownMachine) {
     const Transport tt = tr == "shm" ? Transport::kShm : Transport::kTcp;
     EXPECT_EQ(got.tunedAlgo(tt, ranks, bytes), fastest) << key;
   }
+}
+
+// Several runs pool: a point is the median of every round of every file, so a disturbed run (here
+// one whose second round took 4x) cannot decide it alone, and calibrating from two runs gives the
+// parameters of one run holding the true times.
+TEST(Calibrate, RunsPoolIntoTheMedianOfAllTheirRounds) {
+  const CostParams t = truth();
+  const std::string base = "/tmp/plan_calibrate_pool_" + std::to_string(getpid());
+  writeLines(t, base + "-a.jsonl", {0.9, 1.0, 1.1});
+  writeLines(t, base + "-b.jsonl", {1.0, 4.0});
+  writeLines(t, base + "-true.jsonl", {});
+  CostParams pooled, exact, alone;
+  ASSERT_TRUE(
+      loomplan::calibrate({base + "-a.jsonl", base + "-b.jsonl"}, &pooled, false, t.reduceGBps)
+          .ok());
+  ASSERT_TRUE(loomplan::calibrate({base + "-true.jsonl"}, &exact, false, t.reduceGBps).ok());
+  ASSERT_TRUE(loomplan::calibrate({base + "-b.jsonl"}, &alone, false, t.reduceGBps).ok());
+  for (const char* f : {"-a.jsonl", "-b.jsonl", "-true.jsonl"}) std::remove((base + f).c_str());
+  EXPECT_EQ(pooled.toString(), exact.toString());
+  EXPECT_NE(alone.toString(), exact.toString());  // run b alone: every point 2.5x
 }
 
 // The self-measuring mode end to end, small: every algorithm forced on 2 and 3 forked ranks over

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/params.h"
@@ -189,6 +190,27 @@ TEST(Planner, CalibratedFitsSteerTheChoice) {
   PlannerContext tcp = flat(2, 1, Transport::kTcp);
   tcp.params = c.params;
   EXPECT_STREQ(Planner(tcp).choose(allreduce(8)).algo->name, "rd");
+}
+
+// One host: the hierarchical algorithms have one part, and their schedule is the inner ring
+// reduce-scatter and all-gather in loops of parts x chunk, which measures apart from the flat ring
+// (perf/results/2026-12-01-vm-planner-6). They are candidates there, priced from their own
+// schedules and fits, and chosen when their fit says so; every rank its own host (one rank per
+// part) still offers them only when forced.
+TEST(Planner, OneHostOffersTheOnePartHierarchy) {
+  PlannerContext c = flat(1, 4, Transport::kTcp);
+  const sched::CollArgs a = allreduce(8 << 20);
+  std::vector<std::string> names;
+  for (const Decision& d : Planner(c).candidates(a)) names.push_back(d.describe());
+  EXPECT_NE(std::find(names.begin(), names.end(), "hier(level=host,order=rank,chunk=512 KiB)"),
+            names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "hier_tree(level=host,order=rank,chunk=512 KiB)"),
+            names.end());
+  ASSERT_TRUE(CostParams::parse("fit.hier.shm.bwEff=2", &c.params).ok());
+  Planner fitted(c);
+  EXPECT_STREQ(fitted.choose(a).algo->name, "hier") << fitted.explain(a);
+  for (const Decision& d : Planner(flat(4, 1, Transport::kTcp)).candidates(a))
+    EXPECT_NE(std::string(d.algo->name).rfind("hier", 0), 0u) << d.describe();
 }
 
 TEST(Planner, DecisionsAreCachedAndExplained) {

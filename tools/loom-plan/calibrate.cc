@@ -422,9 +422,12 @@ double jsonNumber(const std::string& line, const std::string& key) {
   return at == line.npos ? 0 : std::strtod(line.c_str() + at + key.size() + 3, nullptr);
 }
 
-// Calibration points from --measure lines: every forced candidate's median.
+// Calibration points from --measure lines: per (transport, ranks, size, algorithm) the median
+// of every round of every file that measured it, so that several runs (minutes apart, in
+// different states of the machine) pool into one point instead of one run deciding.
 Status readPoints(const std::vector<std::string>& files, const std::vector<std::string>& algos,
                   std::vector<Point>* pts) {
+  std::map<std::tuple<std::string, int, uint64_t, std::string>, std::vector<double>> rounds;
   for (const std::string& file : files) {
     std::ifstream in(file);
     if (!in) return loom::invalidArgument("calibrate: cannot read --from-json file ", file);
@@ -435,12 +438,34 @@ Status readPoints(const std::vector<std::string>& files, const std::vector<std::
       const int ranks = static_cast<int>(jsonNumber(line, "ranks"));
       const auto bytes = static_cast<uint64_t>(jsonNumber(line, "size"));
       for (const std::string& a : algos) {
-        const size_t at = line.find("\"" + a + "\":{\"median_us\":");
+        const std::string head = "\"" + a + "\":{\"median_us\":";
+        const size_t at = line.find(head);
         if (at == line.npos) continue;
-        const double us = std::strtod(line.c_str() + at + a.size() + 16, nullptr);
-        if (us > 0) pts->push_back({a, tr, ranks, bytes, us, {}});
+        std::vector<double>& v = rounds[{tr, ranks, bytes, a}];
+        const size_t end = line.find('}', at);
+        const size_t list = line.find("\"rounds_us\":[", at);
+        if (list != line.npos && list < end) {
+          for (const char* c = line.c_str() + list + 13; *c != ']' && *c;) {
+            char* next = nullptr;
+            const double us = std::strtod(c, &next);
+            if (next == c) break;
+            if (us > 0) v.push_back(us);
+            c = *next == ',' ? next + 1 : next;
+          }
+        } else if (const double us = std::strtod(line.c_str() + at + head.size(), nullptr);
+                   us > 0) {
+          v.push_back(us);
+        }
       }
     }
+  }
+  for (auto& [key, v] : rounds) {
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    const double us = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    pts->push_back(
+        {std::get<3>(key), std::get<0>(key), std::get<1>(key), std::get<2>(key), us, {}});
   }
   if (pts->empty()) return loom::invalidArgument("calibrate: no measurement lines in --from-json");
   return Status();

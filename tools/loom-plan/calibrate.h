@@ -59,10 +59,11 @@ loom::sched::CollArgs allReduceArgs(uint64_t bytes);
 
 // loom-plan --measure: every registered all-reduce algorithm forced, over shm the one-host direct
 // path forced, and (unless forcedOnly) the planner's choice and the model's own choice, sizes
-// min..max in x4 steps (and max), one JSON line per size on stdout. Returns the exit status.
+// min..max in x4 steps (and max), one JSON line per size on stdout; `only` (when not empty)
+// keeps just those candidates. Returns the exit status.
 int measureMain(const std::string& transport, int ranks, const std::string& minSize,
                 const std::string& maxSize, int rounds, const std::string& paramsFile,
-                bool forcedOnly);
+                bool forcedOnly, const std::vector<std::string>& only = {});
 
 // What calibrate() measures itself (without --from-json): these rank counts over shm and tcp,
 // every algorithm forced (and the direct path over shm), 8 B to maxBytes in x4 steps.

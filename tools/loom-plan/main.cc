@@ -93,6 +93,11 @@ int main(int argc, char** argv) {
                  "choice on --ranks forked ranks, sizes --min to --max x4 (and --max), in "
                  "interleaved --rounds; prints one JSON line per size");
   app.add_option("--rounds", rounds, "With --measure: rounds over all candidates");
+  std::vector<std::string> measureAlgos;
+  app.add_option("--algos", measureAlgos,
+                 "With --measure: only these candidates (all-reduce algorithms, direct, planner), "
+                 "one communicator each (default: every algorithm, direct over shm, planner)")
+      ->delimiter(',');
   bool forcedOnly = false;
   app.add_flag("--forced-only", forcedOnly,
                "With --measure: only the forced algorithms (and direct), as --calibrate needs");
@@ -105,7 +110,8 @@ int main(int argc, char** argv) {
                  "With --calibrate: fit to these files of --measure lines instead of measuring");
   CLI11_PARSE(app, argc, argv);
   if (!measure.empty())
-    return loomplan::measureMain(measure, ranks, minS, maxS, rounds, paramsFile, forcedOnly);
+    return loomplan::measureMain(measure, ranks, minS, maxS, rounds, paramsFile, forcedOnly,
+                                 measureAlgos);
 
   plan::CostParams params;
   if (calibrate) {

@@ -223,7 +223,7 @@ Status measureAllReduce(const MeasureSpec& m, Measured* out) {
 
 int measureMain(const std::string& transport, int ranks, const std::string& minSize,
                 const std::string& maxSize, int rounds, const std::string& paramsFile,
-                bool forcedOnly) {
+                bool forcedOnly, const std::vector<std::string>& only) {
   MeasureSpec m;
   m.transport = transport;
   m.ranks = ranks > 0 ? ranks : 2;
@@ -259,6 +259,15 @@ int measureMain(const std::string& transport, int ranks, const std::string& minS
       std::ofstream(m.modelFile) << params.toString() << "\n";
       m.algos.push_back("model");
     }
+  }
+  if (!only.empty()) {
+    for (const std::string& a : only)
+      if (std::find(m.algos.begin(), m.algos.end(), a) == m.algos.end()) {
+        std::cerr << "loom-plan: --algos: '" << a << "' is not a candidate here (algorithms, "
+                  << (m.directBytes > 0 ? "direct, " : "") << "planner)\n";
+        return 1;
+      }
+    m.algos = only;
   }
   Measured res;
   Status st = measureAllReduce(m, &res);
