@@ -75,14 +75,20 @@ def loom_decision(log):
     return "?"
 
 
+def iters_for(size, floor, moved):
+    """Timed iterations at `size`: at least `floor`, and enough that about `moved` bytes pass
+    (1 MiB runs a few hundred microseconds: ten of them are noise), at most 400."""
+    return max(floor, min(400, moved // max(1, size)))
+
+
 def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=None, log=None):
     """{size: out-of-place time in us} from a perf driver's -J output (`log`: list that gets the
-    driver's output)."""
+    driver's output). Warm-up: a tenth of the timed iterations, at least 3."""
     jfile = f"/tmp/validate_local_{os.getpid()}.jsonl"
     if os.path.exists(jfile):
         os.remove(jfile)
     cmd = [os.path.join(build, "perf", driver), "--ranks", str(ranks), "-b", str(lo), "-e", str(hi),
-           "-f", "4", "-n", str(iters), "-w", "3", "-J", jfile, *extra]
+           "-f", "4", "-n", str(iters), "-w", str(max(3, iters // 10)), "-J", jfile, *extra]
     e = {"LOOM_TRANSPORT": transport}
     e.update(env or {})
     txt = run(cmd, env=e)
@@ -112,14 +118,15 @@ def membw(build, sizes):
 
 def calibrate_round(build, transport, sizes, iters, oversub_ranks):
     """One round's raw calibration of `transport`: latency (us) and sendrecv time per size (us) on
-    2 ranks, and on each of `oversub_ranks` (more ranks than cores)."""
+    2 ranks, and on each of `oversub_ranks` (more ranks than cores). `iters`: size -> timed
+    iterations (one driver run per size, each with its own warm-up)."""
     alpha = driver_times(build, "sendrecv_perf", 2, transport, 8, 8, 200)[8]
-    t = driver_times(build, "sendrecv_perf", 2, transport, min(sizes), max(sizes), iters)
+    t = {s: driver_times(build, "sendrecv_perf", 2, transport, s, s, iters[s])[s] for s in sizes}
     over = {}
     for p in oversub_ranks:
-        tp = driver_times(build, "sendrecv_perf", p, transport, min(sizes), max(sizes), iters)
-        over[p] = {s: tp[s] for s in sizes}
-    return {"alpha_us": alpha, "sendrecv_us": {s: t[s] for s in sizes}, "sendrecv_p_us": over}
+        over[p] = {s: driver_times(build, "sendrecv_perf", p, transport, s, s, iters[s])[s]
+                   for s in sizes}
+    return {"alpha_us": alpha, "sendrecv_us": t, "sendrecv_p_us": over}
 
 
 def oversub_factor(alpha, t2, tp, p, cores):
@@ -172,9 +179,10 @@ def measure_round(a, transports, ranks, sizes, algos):
     lock = open(a.lock, "w") if a.lock else None  # "": the caller holds it (flock(1))
     if lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+    iters = {s: iters_for(s, a.iters, a.moved) for s in sizes}
     try:
         r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes),
-             "calib": {t: calibrate_round(a.build, t, sizes, a.iters,
+             "calib": {t: calibrate_round(a.build, t, sizes, iters,
                                           [p for p in ranks if p > a.cores]) for t in transports},
              "points": {}}
         red = {s: r["membw"][s][1] for s in sizes}
@@ -189,7 +197,7 @@ def measure_round(a, transports, ranks, sizes, algos):
                         env = {"LOOM_PLAN_PARAMS": params[s], "LOOM_DEBUG": "INFO",
                                "LOOM_DEBUG_SUBSYS": "PLAN"}
                         log = []
-                        us = driver_times(a.build, "all_reduce_perf", p, t, s, s, a.iters, extra,
+                        us = driver_times(a.build, "all_reduce_perf", p, t, s, s, iters[s], extra,
                                           env, log)[s]
                         r["points"][(t, algo, p, s)] = (us, loom_decision(log[0]))
         r["ended"] = time.strftime("%H:%M:%S", time.gmtime())
@@ -207,7 +215,9 @@ def main():
     ap.add_argument("--sizes", default="1M,4M,16M,64M")
     ap.add_argument("--transports", default="shm,tcp")
     ap.add_argument("--algos", default="ring,planner", help="forced algorithms and/or 'planner'")
-    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--iters", type=int, default=10, help="timed iterations per run, at least")
+    ap.add_argument("--moved", type=size_arg, default=256 * MIB,
+                    help="smaller sizes run more iterations, about this many bytes (at most 400)")
     ap.add_argument("--rounds", type=int, default=3,
                     help="measurement rounds, each under the lock on its own (medians are kept)")
     ap.add_argument("--cores", type=int, default=os.cpu_count())
@@ -294,7 +304,9 @@ def main():
     n_o = sum(r["pass_oversub"] for r in rows)
     host = platform.node()
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
-             f"float32 sum all-reduce, out of place, {a.iters} iterations per run, median of "
+             "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
+                 f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
+             f"tenth, at least 3; each size its own run, calibration too), median of "
              f"{a.rounds} rounds (each round under the measurement lock: "
              + ", ".join(f"{r['started']}-{r['ended']}" for r in rounds) + " UTC); loom's own "
              "decision under LOOM_PLAN_PARAMS (column 'loom ran'); simulated with `loom-plan "
