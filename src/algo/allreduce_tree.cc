@@ -64,6 +64,10 @@ Status buildAllReduceTree(const CollArgs& a, const Group& g, Schedule* out) {
   while ((1 << depth) <= p) ++depth;
   const uint64_t lag = 2 * depth;
   std::vector<TreeChunk> st(2 * chunks);
+  size_t perChunk = 0;  // steps (and deps) per chunk of both trees: reserved, no regrowth
+  for (const TreeNode& t : trees) perChunk += 2 * t.children.size() + (t.parent >= 0 ? 2 : 0);
+  out->steps.reserve(chunks * perChunk);
+  out->deps.reserve(chunks * perChunk);
   for (uint64_t c = 0; c < chunks; ++c) {
     for (int t = 0; t < 2; ++t) {
       Range half = piece(a.count, 2, t);

@@ -122,7 +122,6 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
 Status Engine::ready(int unit, uint32_t step) {
   const Shape& sh = unitShape(unit);
   const SimStep& st = sh.steps[step];
-  int n = set_.nranks();
   switch (st.op) {
     case OpKind::kCopy:
       startCompute(unit, step, st.bytes, opt_.copyGBps);
@@ -133,27 +132,25 @@ Status Engine::ready(int unit, uint32_t step) {
     default:
       break;
   }
-  bool isSend = st.op == OpKind::kSend;
-  int rank = unitRank(unit);
-  int peerRank = (rank + st.peerDelta) % n;
-  int peer = unitOf(peerRank);
-  int32_t back = (n - st.peerDelta) % n;  // the peer's delta to this rank
-  int32_t sendDelta = isSend ? st.peerDelta : back;
-  // The partner: the peer's seq-th message in the other direction with this rank.
-  const uint32_t list = listOf_.find(listKey(unitShapeId(peer), isSend, back));
-  if (list == FlatMap::kNone || st.seq >= listLen_[list]) {
+  const bool isSend = st.op == OpKind::kSend;
+  const uint32_t conn = isSend ? connBase_[unit] + st.slot : inConn_[inBase_[unit] + st.slot];
+  if (conn == kNoConn) {
     pending(unit, step) = kWaiting;  // no partner: reported as a deadlock
     return Status();
   }
-  const ListEntry other = lists_[list + st.seq];
-  const uint32_t otherStep = other.step;
-  const uint32_t conn =
-      connBase_[isSend ? unit : peer] + (isSend ? sendSlot_[unitShapeId(unit)][step] : other.slot);
+  Conn& c = conns_[conn];
+  const int peer = isSend ? c.dst : c.src;
+  // The partner: the peer's seq-th message in the other direction with this rank.
+  const uint32_t list = isSend ? c.recvList : c.sendList;
+  if (list == kNoConn || st.seq >= (isSend ? c.recvLen : c.messages)) {
+    pending(unit, step) = kWaiting;
+    return Status();
+  }
+  const uint32_t otherStep = lists_[list + st.seq];
   // It waits if it became ready before. The connection counts the messages of each side that
   // became ready in order: below the partner side's count, it waits; at or above, it does not
   // unless that side ever went out of order. Only then is the peer's pending count (far away in
   // memory) read.
-  Conn& c = conns_[conn];
   const int mySide = isSend ? 0 : 1;
   if (st.seq == c.ready[mySide]) {
     ++c.ready[mySide];
@@ -167,13 +164,16 @@ Status Engine::ready(int unit, uint32_t step) {
     return Status();
   }
   const SimStep& o = unitShape(peer).steps[otherStep];
-  if (o.bytes != st.bytes)
+  if (o.bytes != st.bytes) {
+    const int rank = unitRank(unit);
+    const int peerRank = static_cast<int>((int64_t{rank} + st.peerDelta) % set_.nranks());
     return invalidArgument("sim: rank ", isSend ? rank : peerRank, " sends ",
                            isSend ? st.bytes : o.bytes, " bytes to rank ", isSend ? peerRank : rank,
                            " (message ", st.seq, ") but it receives ", isSend ? o.bytes : st.bytes);
+  }
   pending(peer, otherStep) = 0;
-  return isSend ? startFlow(unit, step, peer, otherStep, st.bytes, sendDelta, conn)
-                : startFlow(peer, otherStep, unit, step, st.bytes, sendDelta, conn);
+  return isSend ? startFlow(unit, step, peer, otherStep, st.bytes, c.delta, conn)
+                : startFlow(peer, otherStep, unit, step, st.bytes, c.delta, conn);
 }
 
 void Engine::buildMessageLists() {
@@ -190,9 +190,7 @@ void Engine::buildMessageLists() {
   for (auto& kv : tmp) {
     uint32_t off = static_cast<uint32_t>(lists_.size());
     listOf_.set(kv.first, off);
-    const bool recv = (kv.first >> 32) & 1;
-    const uint32_t shape = static_cast<uint32_t>(kv.first >> 33);
-    for (uint32_t step : kv.second) lists_.push_back({step, recv ? 0 : sendSlot_[shape][step]});
+    for (uint32_t step : kv.second) lists_.push_back(step);
     listLen_.resize(lists_.size(), 0);
     listLen_[off] = static_cast<uint32_t>(kv.second.size());
   }
@@ -229,11 +227,13 @@ void Engine::flowEnd(uint32_t f) {
 void Engine::after(double d1, double d2, uint32_t kind, uint32_t a, uint32_t b, uint32_t ver,
                    uint32_t c) {
   const Event e{now_ + d1 + d2, kind, a, b, ver, c};
-  for (Fifo& q : fifos_) {
+  for (size_t i = 0; i < fifos_.size(); ++i) {
+    Fifo& q = fifos_[i];
     if (q.d1 != d1 || q.d2 != d2) continue;
     if (q.head == q.ev.size()) {  // drained: reuse the buffer from its start
       q.ev.clear();
       q.head = 0;
+      fifoHeads_.push({e.t, static_cast<uint32_t>(i)});
     } else if (q.head > 4096 && 2 * q.head > q.ev.size()) {
       q.ev.erase(q.ev.begin(), q.ev.begin() + static_cast<std::ptrdiff_t>(q.head));
       q.head = 0;
@@ -242,6 +242,7 @@ void Engine::after(double d1, double d2, uint32_t kind, uint32_t a, uint32_t b, 
     return;
   }
   if (fifos_.size() < kMaxFifos) {
+    fifoHeads_.push({e.t, static_cast<uint32_t>(fifos_.size())});
     fifos_.push_back(Fifo{d1, d2, {e}, 0});
     return;
   }
@@ -249,6 +250,7 @@ void Engine::after(double d1, double d2, uint32_t kind, uint32_t a, uint32_t b, 
 }
 
 bool Engine::nextEvent(double* t, int* from) const {
+  // Ties: the heap of other events first, then flow ends, then the FIFOs in index order.
   bool any = !events_.empty();
   if (any) {
     *t = events_.top().t;
@@ -259,11 +261,9 @@ bool Engine::nextEvent(double* t, int* from) const {
     *from = -2;
     any = true;
   }
-  for (size_t i = 0; i < fifos_.size(); ++i) {
-    const Fifo& q = fifos_[i];
-    if (q.head == q.ev.size() || (any && q.ev[q.head].t >= *t)) continue;
-    *t = q.ev[q.head].t;
-    *from = static_cast<int>(i);
+  if (!fifoHeads_.empty() && (!any || fifoHeads_.top().t < *t)) {
+    *t = fifoHeads_.top().t;
+    *from = static_cast<int>(fifoHeads_.top().fifo);
     any = true;
   }
   return any;
@@ -288,7 +288,13 @@ Event Engine::takeEvent(int from) {
       __builtin_prefetch(&pending_[pendingOff_[e.a] + e.b]);
     if (e.kind == kEvXferDone) __builtin_prefetch(&pending_[pendingOff_[e.ver] + e.c]);
   }
-  return q.ev[q.head++];
+  const Event e = q.ev[q.head++];
+  if (q.head == q.ev.size()) {  // `from` heads fifoHeads_ (nextEvent chose it)
+    fifoHeads_.pop();
+  } else {
+    fifoHeads_.replaceTop({q.ev[q.head].t, static_cast<uint32_t>(from)});
+  }
+  return e;
 }
 
 Status Engine::stepDone(int unit, uint32_t step) {
@@ -376,8 +382,8 @@ Status Engine::setUp() {
   mm_ = std::make_unique<MaxMin>(&cap_, &hops_);
   linkAcc_.assign(cap_.size(), 0.0);
   unitDone_.assign(units_, 0.0);
-  buildConnections();
   buildMessageLists();
+  buildConnections();
   // Queued runs rebuild a message from its connection's path and lists: not when a message's
   // path depends on live load (UGAL) or on the receive (CPU-moved transfers).
   runs_ = !cpuMoves_ && opt_.routing != RoutingMode::kUgal;

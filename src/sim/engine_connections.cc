@@ -10,44 +10,64 @@
 namespace loom::sim::detail {
 
 void Engine::buildConnections() {
-  sendSlot_.resize(set_.numShapes());
-  std::vector<uint32_t> slots(set_.numShapes());
+  // Slots per shape: its distinct send and receive deltas (SimStep::slot numbers them).
+  std::vector<uint32_t> slots[2];
+  std::vector<std::vector<uint32_t>> messages(set_.numShapes());  // per shape per send slot
+  for (int d = 0; d < 2; ++d) slots[d].assign(set_.numShapes(), 0);
   for (int s = 0; s < set_.numShapes(); ++s) {
-    const Shape& sh = set_.shape(s);
-    std::unordered_map<int32_t, uint32_t> slotOf;
-    sendSlot_[s].assign(sh.steps.size(), 0);
-    for (size_t i = 0; i < sh.steps.size(); ++i)
-      if (sh.steps[i].op == OpKind::kSend)
-        sendSlot_[s][i] =
-            slotOf.emplace(sh.steps[i].peerDelta, static_cast<uint32_t>(slotOf.size()))
-                .first->second;
-    slots[s] = static_cast<uint32_t>(slotOf.size());
+    for (const SimStep& st : set_.shape(s).steps) {
+      if (st.op == OpKind::kCopy || st.op == OpKind::kReduce) continue;
+      const int d = st.op == OpKind::kSend ? 0 : 1;
+      slots[d][s] = std::max(slots[d][s], st.slot + 1);
+      if (d == 0) {
+        if (messages[s].size() <= st.slot) messages[s].resize(st.slot + 1, 0);
+        ++messages[s][st.slot];
+      }
+    }
   }
   connBase_.assign(units_ + 1, 0);
-  for (int u = 0; u < units_; ++u) connBase_[u + 1] = connBase_[u] + slots[unitShapeId(u)];
-  conns_.assign(connBase_[units_], Conn());
-  std::vector<std::vector<uint32_t>> messages(set_.numShapes());  // per shape per slot
-  for (int s = 0; s < set_.numShapes(); ++s) {
-    messages[s].assign(slots[s], 0);
-    const Shape& sh = set_.shape(s);
-    for (size_t i = 0; i < sh.steps.size(); ++i)
-      if (sh.steps[i].op == OpKind::kSend) ++messages[s][sendSlot_[s][i]];
+  inBase_.assign(units_ + 1, 0);
+  for (int u = 0; u < units_; ++u) {
+    connBase_[u + 1] = connBase_[u] + slots[0][unitShapeId(u)];
+    inBase_[u + 1] = inBase_[u] + slots[1][unitShapeId(u)];
   }
-  for (int u = 0; u < units_; ++u)
-    for (uint32_t k = 0; k < slots[unitShapeId(u)]; ++k)
-      conns_[connBase_[u] + k].messages = messages[unitShapeId(u)][k];
+  conns_.assign(connBase_[units_], Conn());
+  inConn_.assign(inBase_[units_], kNoConn);
+  // Per shape per send slot its delta (from the first send step of the slot).
+  std::vector<std::vector<int32_t>> deltaOf(set_.numShapes());
+  for (int s = 0; s < set_.numShapes(); ++s) {
+    deltaOf[s].assign(slots[0][s], 0);
+    for (const SimStep& st : set_.shape(s).steps)
+      if (st.op == OpKind::kSend) deltaOf[s][st.slot] = st.peerDelta;
+  }
+  const int n = set_.nranks();
+  for (int u = 0; u < units_; ++u) {
+    const int shape = unitShapeId(u);
+    for (uint32_t k = 0; k < slots[0][shape]; ++k) {
+      Conn& c = conns_[connBase_[u] + k];
+      c.messages = messages[shape][k];
+      c.src = u;
+      c.delta = deltaOf[shape][k];
+      const int64_t peerRank = (int64_t{unitRank(u)} + c.delta) % n;
+      c.dst = unitOf(static_cast<int>(peerRank));
+      const int32_t back = (n - c.delta) % n;
+      c.sendList = listOf_.find(listKey(shape, false, c.delta));
+      c.recvList = listOf_.find(listKey(unitShapeId(c.dst), true, back));
+      if (c.recvList == FlatMap::kNone) {
+        c.recvList = kNoConn;
+        continue;
+      }
+      c.recvLen = listLen_[c.recvList];
+      const uint32_t recvSlot = unitShape(c.dst).steps[lists_[c.recvList]].slot;
+      inConn_[inBase_[c.dst] + recvSlot] = connBase_[u] + k;
+    }
+  }
 }
 
 void Engine::enqueue(uint32_t conn, const FlowInfo& fi, uint32_t seq) {
   Conn& c = conns_[conn];
   if (runs_ && c.tail == kNoConn) {  // no listed message queued: the run may hold it
     if (c.runCount == 0) {
-      if (c.sendList == kNoConn) {  // the connection's message lists, found once
-        const SimStep& st = unitShape(fi.src).steps[fi.sendStep];
-        const int32_t back = (set_.nranks() - st.peerDelta) % set_.nranks();
-        c.sendList = listOf_.find(listKey(unitShapeId(fi.src), false, st.peerDelta));
-        c.recvList = listOf_.find(listKey(unitShapeId(fi.dst), true, back));
-      }
       c.runSeq = seq;
       c.runCount = 1;
       return;
@@ -83,9 +103,8 @@ void Engine::nextOnConnection(uint32_t f) {
   Conn& c = conns_[conn];
   if (c.runCount > 0) {  // the next of the run: rebuilt from the message lists
     const FlowInfo& cur = flowInfo_[f];
-    FlowInfo next{
-        cur.src, cur.dst, lists_[c.sendList + c.runSeq].step, lists_[c.recvList + c.runSeq].step, 0,
-        c.path,  conn};
+    FlowInfo next{cur.src, cur.dst, lists_[c.sendList + c.runSeq], lists_[c.recvList + c.runSeq], 0,
+                  c.path,  conn};
     next.bytes = unitShape(cur.src).steps[next.sendStep].bytes;
     ++c.runSeq;
     --c.runCount;

@@ -168,6 +168,14 @@ class Engine {
   };
   static constexpr size_t kMaxFifos = 16, kPrefetch = 8;
   std::vector<Fifo> fifos_;
+  // The non-empty FIFOs by their first event's time (ties: the lower index first, the order a
+  // scan over the FIFOs would give), so that finding the next event does not scan them all.
+  struct FifoHead {
+    double t;
+    uint32_t fifo;
+    bool operator>(const FifoHead& o) const { return t > o.t || (t == o.t && fifo > o.fifo); }
+  };
+  QuadHeap<FifoHead> fifoHeads_;
   // Message lists: per (shape, direction, peer delta), the steps in FIFO order (k-th = seq k).
   static uint64_t listKey(int shape, bool recv, int32_t delta) {
     return (static_cast<uint64_t>(shape) << 33) | (recv ? 1ull << 32 : 0) |
@@ -210,11 +218,8 @@ class Engine {
   uint16_t pending(int unit, uint32_t step) const { return pending_[pendingOff_[unit] + step]; }
   static constexpr uint16_t kWaiting = 0xffff;
   uint64_t stepsDone_ = 0;
-  FlatMap listOf_;  // listKey -> offset into lists_
-  struct ListEntry {
-    uint32_t step, slot;  // slot: of a send step (its connection, sendSlot_)
-  };
-  std::vector<ListEntry> lists_;
+  FlatMap listOf_;                 // listKey -> offset into lists_
+  std::vector<uint32_t> lists_;    // steps
   std::vector<uint32_t> listLen_;  // indexed like lists_ offsets
   std::vector<PathRec> paths_;
   FlatMap pathOfPair_;
@@ -232,27 +237,32 @@ class Engine {
   // Connections: one per (sender unit, send delta). Its messages go out one after another (FIFO,
   // as on loom's transports): a message that finds its connection busy waits in line and takes
   // over the flow when the one before it is out (same path: same rate, no new solve).
-  // Connections: one per (sender unit, send delta), conns_[connBase_[unit] + slot], the slot of a
-  // send step in sendSlot_[shape][step]. Each has its path (once routed; kNoConn: not yet), its
-  // flow (kNoConn: none) and its queue, a list through queued_ (free entries in freeQueued_).
-  struct Conn {
+  // Connections: one per (sender unit, send delta), conns_[connBase_[unit] + slot] for a send
+  // step's SimStep::slot; a receive step's is inConn_[inBase_[unit] + slot] (kNoConn: nobody
+  // sends to it). Each has its path (once routed; kNoConn: not yet), its flow (kNoConn: none) and
+  // its queue, a list through queued_ (free entries in freeQueued_). One cache line each.
+  struct alignas(64) Conn {
     uint32_t path = kNoConn, flow = kNoConn, head = kNoConn, tail = kNoConn;
     uint32_t ready[2] = {0, 0};  // sends, receives: messages 0..n-1 of the side have been ready
     bool outOfOrder[2] = {false, false};  // ...and one after them too
     bool idle = false;      // its flow's message is out, nothing queued (until releaseIdle)
     bool parked = false;    // then its flow stays parked for its next message (mm_->park)
-    uint32_t messages = 0;  // sent on it in all
+    uint32_t messages = 0;  // sent on it in all (the length of its send list)
     // Queued first, before the listed ones: a run of messages in order, seq runSeq on, as
     // runCount entries of the sender's and the receiver's message lists (runs_).
-    uint32_t runSeq = 0, runCount = 0, sendList = kNoConn, recvList = kNoConn;
+    uint32_t runSeq = 0, runCount = 0;
+    // The sender's and the receiver's message lists (lists_ offsets; recvList kNoConn: the
+    // receiver has none, recvLen entries), the two units and the send delta.
+    uint32_t sendList = kNoConn, recvList = kNoConn, recvLen = 0;
+    int32_t src = 0, dst = 0, delta = 0;
   };
+  std::vector<uint32_t> inBase_, inConn_;
   struct Queued {
     FlowInfo info;
     uint32_t next = kNoConn;
   };
   std::vector<Conn> conns_;
   std::vector<uint32_t> connBase_;
-  std::vector<std::vector<uint32_t>> sendSlot_;
   void buildConnections();
   int unitShapeId(int u) const { return set_.shapeIdOfRank(unitRank(u)); }
   std::vector<Queued> queued_;

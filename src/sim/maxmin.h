@@ -46,6 +46,7 @@ template <typename T>
 class QuadHeap {
  public:
   bool empty() const { return v_.empty(); }
+  size_t size() const { return v_.size(); }
   const T& top() const { return v_.front(); }
   void push(const T& x) {
     size_t i = v_.size();
@@ -61,7 +62,13 @@ class QuadHeap {
   void pop() {
     const T x = v_.back();
     v_.pop_back();
-    if (v_.empty()) return;
+    if (!v_.empty()) siftDown(x);
+  }
+  // pop() then push(x), in one pass.
+  void replaceTop(const T& x) { siftDown(x); }
+
+ private:
+  void siftDown(const T& x) {
     const size_t n = v_.size();
     size_t i = 0;
     for (;;) {
@@ -77,7 +84,6 @@ class QuadHeap {
     v_[i] = x;
   }
 
- private:
   std::vector<T> v_;
 };
 

@@ -10,14 +10,22 @@ uint64_t hashMix(uint64_t h, uint64_t v) {
   return h * 0xff51afd7ed558ccdull;
 }
 
-bool sameShape(const Shape& a, const Shape& b) {
-  if (a.steps.size() != b.steps.size() || a.deps != b.deps) return false;
-  for (size_t i = 0; i < a.steps.size(); ++i) {
-    const SimStep& x = a.steps[i];
-    const SimStep& y = b.steps[i];
-    if (x.op != y.op || x.peerDelta != y.peerDelta || x.bytes != y.bytes ||
-        x.depBegin != y.depBegin || x.depCount != y.depCount)
+bool isComm(sched::OpKind k) {
+  return k == sched::OpKind::kSend || k == sched::OpKind::kRecv || k == sched::OpKind::kRecvReduce;
+}
+
+// Rank s.rank's schedule has shape `sh` (ops, peer deltas, bytes, dependencies; seq follows from
+// the ops and peers), compared without building a Shape for it.
+bool sameShape(const Shape& sh, const sched::Schedule& s, int nranks) {
+  if (sh.steps.size() != s.steps.size()) return false;
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const sched::Step& st = s.steps[i];
+    const SimStep& o = sh.steps[i];
+    const int32_t delta = isComm(st.op) ? (st.peer - s.rank + nranks) % nranks : 0;
+    if (o.op != st.op || o.peerDelta != delta || o.bytes != st.bytes || o.depCount != st.depCount)
       return false;
+    for (uint32_t k = 0; k < st.depCount; ++k)
+      if (sh.deps[o.depBegin + k] != s.deps[st.depBegin + k]) return false;
   }
   return true;
 }
@@ -29,49 +37,60 @@ Status ScheduleSet::add(const sched::Schedule& s) {
     return invalidArgument("sim::ScheduleSet: schedule of rank ", s.rank, " of ", s.nranks,
                            " does not fit a set of ", nranks_, " ranks");
   if (shapeOf_[s.rank] >= 0) return invalidArgument("sim::ScheduleSet: rank ", s.rank, " twice");
-  Shape sh;
-  sh.steps.resize(s.steps.size());
-  sh.deps.reserve(s.deps.size());
-  std::unordered_map<uint64_t, uint32_t> seqs;  // (dir, peer) -> count
+  // First pass: check and hash straight from the schedule; most ranks of a large set have the
+  // shape of one already kept, and then no Shape is built for them.
   uint64_t h = s.steps.size();
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const sched::Step& st = s.steps[i];
-    SimStep& o = sh.steps[i];
-    o.op = st.op;
-    o.bytes = st.bytes;
-    bool comm = st.op == sched::OpKind::kSend || st.op == sched::OpKind::kRecv ||
-                st.op == sched::OpKind::kRecvReduce;
-    if (comm) {
+    int32_t delta = 0;
+    if (isComm(st.op)) {
       if (st.peer < 0 || st.peer >= nranks_)
         return invalidArgument("sim: rank ", s.rank, " step ", i, " (", sched::opKindName(st.op),
                                ") has peer ", st.peer, " outside 0..", nranks_ - 1);
-      o.peerDelta = (st.peer - s.rank + nranks_) % nranks_;
-      o.seq = seqs[(st.op == sched::OpKind::kSend ? 0ull : 1ull << 32) |
-                   static_cast<uint32_t>(st.peer)]++;
+      delta = (st.peer - s.rank + nranks_) % nranks_;
     }
-    o.depBegin = static_cast<uint32_t>(sh.deps.size());
-    o.depCount = st.depCount;
     if (static_cast<uint64_t>(st.depBegin) + st.depCount > s.deps.size())
       return invalidArgument("sim: rank ", s.rank, " step ", i, " has deps out of range");
     for (uint32_t k = 0; k < st.depCount; ++k) {
       uint32_t d = s.deps[st.depBegin + k];
       if (d >= i)
         return invalidArgument("sim: rank ", s.rank, " step ", i, " depends on later step ", d);
-      sh.deps.push_back(d);
       h = hashMix(h, d);
     }
-    h = hashMix(h, static_cast<uint64_t>(o.op) | (static_cast<uint64_t>(o.peerDelta) << 8));
-    h = hashMix(h, o.bytes ^ (static_cast<uint64_t>(o.depCount) << 48));
+    h = hashMix(h, static_cast<uint64_t>(st.op) | (static_cast<uint64_t>(delta) << 8));
+    h = hashMix(h, st.bytes ^ (static_cast<uint64_t>(st.depCount) << 48));
   }
-  sh.hash = h;
-  totalSteps_ += sh.steps.size();
+  totalSteps_ += s.steps.size();
   ++built_;
   auto range = byHash_.equal_range(h);
   for (auto it = range.first; it != range.second; ++it) {
-    if (sameShape(shapes_[it->second], sh)) {
+    if (sameShape(shapes_[it->second], s, nranks_)) {
       shapeOf_[s.rank] = it->second;
       return Status();
     }
+  }
+  // A new shape.
+  Shape sh;
+  sh.hash = h;
+  sh.steps.resize(s.steps.size());
+  sh.deps.reserve(s.deps.size());
+  std::unordered_map<uint64_t, uint32_t> seqs;     // (dir, peer) -> count
+  std::unordered_map<int32_t, uint32_t> slots[2];  // per direction: delta -> slot
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const sched::Step& st = s.steps[i];
+    SimStep& o = sh.steps[i];
+    o.op = st.op;
+    o.bytes = st.bytes;
+    if (isComm(st.op)) {
+      const bool send = st.op == sched::OpKind::kSend;
+      o.peerDelta = (st.peer - s.rank + nranks_) % nranks_;
+      o.seq = seqs[(send ? 0ull : 1ull << 32) | static_cast<uint32_t>(st.peer)]++;
+      auto& sl = slots[send ? 0 : 1];
+      o.slot = sl.emplace(o.peerDelta, static_cast<uint32_t>(sl.size())).first->second;
+    }
+    o.depBegin = static_cast<uint32_t>(sh.deps.size());
+    o.depCount = st.depCount;
+    for (uint32_t k = 0; k < st.depCount; ++k) sh.deps.push_back(s.deps[st.depBegin + k]);
   }
   // Dependents (reverse edges), grouped per step.
   std::vector<uint32_t> count(sh.steps.size() + 1, 0);

@@ -18,6 +18,8 @@ struct SimStep {
   sched::OpKind op = sched::OpKind::kCopy;
   int32_t peerDelta = 0;  // (peer - rank) mod nranks
   uint32_t seq = 0;       // k: this is the k-th send to (or recv from) that peer
+  uint32_t slot = 0;      // Send (Recv): index of its peerDelta among the shape's send (receive)
+                          // deltas, in order of first use
   uint64_t bytes = 0;
   uint32_t depBegin = 0, depCount = 0;    // into Shape::deps
   uint32_t nextBegin = 0, nextCount = 0;  // dependents, into Shape::next
