@@ -23,6 +23,9 @@ CostModel::CostModel(const Placement& place, const CostParams& params)
     std::map<int, int> seen;
     for (int r = 0; r < p; ++r) place_.localOf[r] = seen[place_.hostOf[r]]++;
   }
+  onHost_.assign(p, 0);
+  for (int r = 0; r < p; ++r)
+    for (int q = 0; q < p; ++q) onHost_[r] += place_.hostOf[q] == place_.hostOf[r];
   nic_.assign(p, -1);
   leaf_.assign(p, -1);
   group_.assign(p, -1);
@@ -124,23 +127,30 @@ double CostModel::alpha(int a, int b, uint64_t bytes) const {
   return base * 1e-6;
 }
 
-double CostModel::flowGBps(int a, int b, uint64_t bytes) const {
+double CostModel::flowGBps(int a, int b, uint64_t bytes, uint64_t collBytes) const {
   const bool cached = bytes > 0;
+  // What the cache threshold is compared with: the message, or the collective's footprint.
+  auto key = [&](double byFootprint, int sharing) {
+    return byFootprint > 0 && collBytes > 0 ? double(collBytes) * sharing : double(bytes);
+  };
   if (pathKind(a, b) == PathKind::kLocal) {
     if (params_.shmCmaGBps > 0 && bytes >= params_.shmCmaBytes) return params_.shmCmaGBps;
-    return cached && params_.shmCacheGBps > 0 && bytes <= params_.shmCacheBytes
+    return cached && params_.shmCacheGBps > 0 &&
+                   key(params_.shmCacheFootprint, onHost_[a]) <= params_.shmCacheBytes
                ? params_.shmCacheGBps
                : params_.shmGBps;
   }
   double link = cap_[nic_[a]] / 1e9;
   if (place_.interHost != Transport::kTcp) return link;
-  const double tcp = cached && params_.tcpCacheGBps > 0 && bytes <= params_.tcpCacheBytes
+  const int sharing = params_.cores > 0 ? place_.nranks : 1;
+  const double tcp = cached && params_.tcpCacheGBps > 0 &&
+                             key(params_.tcpCacheFootprint, sharing) <= params_.tcpCacheBytes
                          ? params_.tcpCacheGBps
                          : params_.tcpGBps;
   return leaf_[a] < 0 ? tcp : std::min(link, tcp);  // without a fabric the NIC runs at tcp's rate
 }
 
-RoundCost CostModel::roundCost(const Round& round) const {
+RoundCost CostModel::roundCost(const Round& round, uint64_t collBytes) const {
   RoundCost c;
   std::vector<double> load(cap_.size(), 0.0);
   std::vector<int> touched;
@@ -159,7 +169,7 @@ RoundCost CostModel::roundCost(const Round& round) const {
     lat[f.src] += alpha(f.src, f.dst, f.bytes);
     active[f.src] = active[f.dst] = true;
     if (f.bytes == 0) continue;
-    const double rate = flowGBps(f.src, f.dst, f.bytes);
+    const double rate = flowGBps(f.src, f.dst, f.bytes, collBytes);
     longest = std::max(longest, f.bytes / (rate * 1e9));
     cpuSec += f.bytes / (rate * 1e9);
     const double b = static_cast<double>(f.bytes);
@@ -222,10 +232,11 @@ double oversubscription(const RoundCost& c, double cores) {
 }
 }  // namespace
 
-CostModel::Terms CostModel::terms(const std::vector<Round>& rounds, bool pipelined) const {
+CostModel::Terms CostModel::terms(const std::vector<Round>& rounds, bool pipelined,
+                                  uint64_t collBytes) const {
   Terms t;
   for (const Round& r : rounds) {
-    RoundCost c = roundCost(r);
+    RoundCost c = roundCost(r, collBytes);
     t.fixed += c.latency * r.repeat;
     t.rounds += r.repeat;
     t.wakes += (oversubscription(c, params_.cores) - 1) * r.repeat;
@@ -241,7 +252,7 @@ double CostModel::price(const std::vector<Round>& rounds, std::string* worst,
   const AlgoFit& f = fit ? *fit : none;
   double total = f.baseUs * 1e-6, worstT = -1;
   for (const Round& r : rounds) {
-    RoundCost c = roundCost(r);
+    RoundCost c = roundCost(r, opts.collBytes);
     const double t = std::max(0.0, c.latency + f.roundUs * 1e-6 +
                                        f.wakeUs * 1e-6 * (oversubscription(c, params_.cores) - 1)) +
                      transferSec(c, opts.pipelined) / f.bwEff;
@@ -255,7 +266,7 @@ CostModel::Terms CostModel::directTerms(uint64_t bytes) const {
   const int p = place_.nranks;
   const double cores = params_.cores > 0 ? params_.cores : p;
   const double osub = std::max(1.0, p / cores);
-  const double copy = bytes ? bytes / (flowGBps(0, p > 1 ? 1 : 0, bytes) * 1e9) : 0;
+  const double copy = bytes ? bytes / (flowGBps(0, p > 1 ? 1 : 0, bytes, bytes) * 1e9) : 0;
   const double reduce = static_cast<double>(bytes) * p / (params_.reduceGBps * 1e9);
   Terms t;
   t.rounds = p - 1;

@@ -69,6 +69,11 @@ struct CostParams {
   // and destination still in the cores' caches). xBigAlphaUs = 0 and xCacheGBps = 0: one level.
   double shmEagerBytes = 1024, shmBigAlphaUs = 0, shmCacheBytes = 262144, shmCacheGBps = 0;
   double tcpEagerBytes = 1024, tcpBigAlphaUs = 0, tcpCacheBytes = 262144, tcpCacheGBps = 0;
+  // What xCacheBytes is compared with: 0, the message; 1, the collective's footprint on the
+  // machine (its bytes times the ranks that share the host's caches: the ranks of the host over
+  // shm, all ranks over tcp when they share `cores`). A ring's 32 KiB chunks of a 64 MiB vector
+  // stream from memory, and a 128 KiB all-reduce of 4 ranks stays in cache whatever its messages.
+  double shmCacheFootprint = 0, tcpCacheFootprint = 0;
   // Per "algorithm.transport" (transport: shm when every rank is on one host, else the
   // inter-host transport), written as fit.ring.shm.baseUs=..., fit.ring.shm.roundUs=...,
   // fit.ring.shm.wakeUs=..., fit.ring.shm.bwEff=...
@@ -125,6 +130,7 @@ struct RoundCost {
 struct PriceOpts {
   std::string algo;
   bool pipelined = false;
+  uint64_t collBytes = 0;  // the collective's bytes (for xCacheFootprint); 0: not known
 };
 
 class CostModel {
@@ -132,9 +138,10 @@ class CostModel {
   CostModel(const Placement& place, const CostParams& params);
 
   PathKind pathKind(int a, int b) const;
-  double alpha(int a, int b, uint64_t bytes = 0) const;     // seconds per message
-  double flowGBps(int a, int b, uint64_t bytes = 0) const;  // single-flow rate cap
-  RoundCost roundCost(const Round& r) const;
+  double alpha(int a, int b, uint64_t bytes = 0) const;  // seconds per message
+  // Single-flow rate cap of a message of `bytes` in a collective of `collBytes` (0: not known).
+  double flowGBps(int a, int b, uint64_t bytes = 0, uint64_t collBytes = 0) const;
+  RoundCost roundCost(const Round& r, uint64_t collBytes = 0) const;
   // Sum over rounds (times repeat); `worst` gets the bottleneck of the most expensive round.
   double price(const std::vector<Round>& rounds, std::string* worst = nullptr,
                const PriceOpts& opts = PriceOpts()) const;
@@ -146,7 +153,7 @@ class CostModel {
   struct Terms {
     double fixed = 0, rounds = 0, wakes = 0, transfer = 0;
   };
-  Terms terms(const std::vector<Round>& rounds, bool pipelined) const;
+  Terms terms(const std::vector<Round>& rounds, bool pipelined, uint64_t collBytes = 0) const;
 
   // The one-host direct path (api/shm_direct.h) for an all-reduce of `bytes`: every rank copies
   // its contribution into its slot, waits for every other slot and reduces all p slots. Terms:
@@ -167,6 +174,7 @@ class CostModel {
   CostParams params_;
   std::vector<int> nic_, leaf_, group_;  // per rank: NIC resource base, leaf switch, group
   std::vector<double> cap_;              // per resource, bytes/s
+  std::vector<int> onHost_;              // per rank: ranks on its host
   std::vector<std::string> resName_;
   std::vector<int> leafUp_;                     // per leaf index: out resource (in = out + 1)
   std::unordered_map<int64_t, int> globalRes_;  // (ga * G + gb) -> resource

@@ -61,11 +61,14 @@ const ParamField kFields[] = {
     {"tcpBigAlphaUs", &CostParams::tcpBigAlphaUs},
     {"tcpCacheBytes", &CostParams::tcpCacheBytes},
     {"tcpCacheGBps", &CostParams::tcpCacheGBps},
+    {"shmCacheFootprint", &CostParams::shmCacheFootprint},
+    {"tcpCacheFootprint", &CostParams::tcpCacheFootprint},
 };
 // Keys whose value may be 0 (the term is off).
 bool zeroAllowed(const std::string& k) {
-  for (const char* z : {"cores", "shmCmaGBps", "shmBigAlphaUs", "shmCacheGBps", "tcpBigAlphaUs",
-                        "tcpCacheGBps", "shmEagerBytes", "tcpEagerBytes"})
+  for (const char* z :
+       {"cores", "shmCmaGBps", "shmBigAlphaUs", "shmCacheGBps", "tcpBigAlphaUs", "tcpCacheGBps",
+        "shmEagerBytes", "tcpEagerBytes", "shmCacheFootprint", "tcpCacheFootprint"})
     if (k == z) return true;
   return false;
 }

@@ -231,6 +231,7 @@ Status Planner::price(const sched::CollArgs& args, Decision* d) const {
   PriceOpts opts;
   opts.algo = d->algo->name;
   opts.pipelined = pipelinedAlgo(d->algo->name);
+  opts.collBytes = messageBytes(args, ctx_.nranks);
   d->predictedSec = model_->price(rs, &d->bottleneck, opts);
   return Status();
 }

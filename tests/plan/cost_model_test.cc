@@ -247,6 +247,34 @@ TEST(CostModel, ShmSingleCopyPricedApart) {
   EXPECT_DOUBLE_EQ(CostModel(oneHost(2), cp).flowGBps(0, 1, 1 << 20), 2);
 }
 
+// Whether data moves at the cache rate depends on what the ranks of a machine hold, not on how
+// the algorithm cuts it: with the footprint key, a 32 KiB chunk of a 64 MiB all-reduce on 4 ranks
+// moves at the memory rate and a 128 KiB message of a 512 KiB all-reduce at the cache rate (4 x
+// 512 KiB <= 4 MiB); keyed by the message, the other way round.
+TEST(CostModel, CacheRateFollowsTheFootprintOfTheCollective) {
+  CostParams cp;
+  cp.shmGBps = 2, cp.shmCacheGBps = 8, cp.shmCacheBytes = 4 << 20;
+  cp.tcpGBps = 1, cp.tcpCacheGBps = 3, cp.tcpCacheBytes = 4 << 20;
+  const uint64_t chunk = 32 << 10, big = 64 << 20, mid = 128 << 10, vec = 512 << 10;
+  EXPECT_DOUBLE_EQ(CostModel(oneHost(4), cp).flowGBps(0, 1, chunk, big), 8);
+  EXPECT_DOUBLE_EQ(CostModel(oneHost(4), cp).flowGBps(0, 1, 8 << 20, vec), 2);
+  cp.shmCacheFootprint = cp.tcpCacheFootprint = 1;
+  const CostModel shm(oneHost(4), cp);
+  EXPECT_DOUBLE_EQ(shm.flowGBps(0, 1, chunk, big), 2);
+  EXPECT_DOUBLE_EQ(shm.flowGBps(0, 1, mid, vec), 8);
+  EXPECT_DOUBLE_EQ(shm.flowGBps(0, 1, mid, 2 << 20), 2);  // 4 ranks x 2 MiB > 4 MiB
+  EXPECT_DOUBLE_EQ(shm.flowGBps(0, 1, mid), 8);           // collective unknown: the message
+  const Round r{{{0, 1, chunk}}, 1, 0};
+  EXPECT_NEAR(shm.roundCost(r, big).bandwidth, chunk / 2e9, 1e-12);
+  // Over tcp the ranks share the machine's caches when they share its cores.
+  Placement tcp = oneHost(4);
+  tcp.hostOf = {0, 1, 2, 3};
+  tcp.interHost = Transport::kTcp;
+  EXPECT_DOUBLE_EQ(CostModel(tcp, cp).flowGBps(0, 1, mid, 2 << 20), 3);
+  cp.cores = 2;
+  EXPECT_DOUBLE_EQ(CostModel(tcp, cp).flowGBps(0, 1, mid, 2 << 20), 1);
+}
+
 // 8 ranks on one host with 2 cores: the round's 8 message latencies, copies and reductions are CPU
 // work spread over 2 cores, so a round in which every rank sends costs 4 alphas, not 1.
 TEST(CostModel, CoresSerialiseTheRanksOfARound) {

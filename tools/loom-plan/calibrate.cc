@@ -66,7 +66,7 @@ Status termsOf(const CostParams& params, Point* pt) {
   if (!d.algo) return loom::internalError("calibrate: no decision for ", pt->algo);
   std::vector<loom::plan::Round> rounds;
   LOOM_CHECK(pl.rounds(args, d, &rounds));
-  pt->terms = pl.model().terms(rounds, loom::plan::Planner::pipelined(pt->algo));
+  pt->terms = pl.model().terms(rounds, loom::plan::Planner::pipelined(pt->algo), pt->bytes);
   return Status();
 }
 
@@ -203,22 +203,28 @@ std::map<std::string, AlgoFit> fitShared(const std::vector<const Point*>& pts, d
 struct LinkFit {
   double alphaUs = 0, bigAlphaUs = 0, eagerBytes = 1024, cacheBytes = 262144, cacheGBps = 0;
   double gbps = 1;
+  bool footprint = false;  // the cache threshold holds the two ranks' footprint, not the message
 };
 std::vector<LinkFit> linkCandidates(const std::vector<std::pair<uint64_t, double>>& rd,
                                     double reduceGBps, bool twoLevel) {
   constexpr double kNone = 1e300;
   const std::vector<double> eagers =
       twoLevel ? std::vector<double>{256, 1024, 4096, 16384, kNone} : std::vector<double>{kNone};
-  const std::vector<double> caches =
-      twoLevel ? std::vector<double>{0, 32768, 131072, 524288, 2097152} : std::vector<double>{0};
+  // Cache thresholds on the message, then on the footprint (two ranks: twice the message).
+  std::vector<std::pair<double, bool>> caches = {{0, false}};
+  if (twoLevel)
+    for (bool footprint : {false, true})
+      for (double c : {32768, 131072, 524288, 2097152})
+        caches.push_back({c * (footprint ? 2 : 1), footprint});
+  if (twoLevel) caches.push_back({8388608 * 2, true});
   std::vector<LinkFit> out;
   for (double e : eagers)
-    for (double c : caches) {
+    for (auto [c, footprint] : caches) {
       std::vector<std::vector<double>> rows;
       std::vector<double> y, w;
       for (auto [n, us] : rd) {
-        const double b = static_cast<double>(n);
-        rows.push_back({1.0, b > e ? 1.0 : 0.0, b <= c ? b : 0.0, b > c ? b : 0.0});
+        const double b = static_cast<double>(n), k = footprint ? 2 * b : b;
+        rows.push_back({1.0, b > e ? 1.0 : 0.0, k <= c ? b : 0.0, k > c ? b : 0.0});
         y.push_back(us - b / (reduceGBps * 1e3));
         w.push_back(1.0 / us);
       }
@@ -233,6 +239,7 @@ std::vector<LinkFit> linkCandidates(const std::vector<std::pair<uint64_t, double
       f.bigAlphaUs = e < kNone ? x[1] : 0;
       f.eagerBytes = e < kNone ? e : 1024;
       f.cacheBytes = c > 0 ? c : 262144;
+      f.footprint = footprint;
       f.cacheGBps = c > 0 ? std::min(100.0, 1e-3 / x[2]) : 0;
       f.gbps = std::min(100.0, 1e-3 / x[3]);
       out.push_back(f);
@@ -245,11 +252,13 @@ void applyLink(const LinkFit& f, bool shm, CostParams* out) {
     out->shmAlphaUs = f.alphaUs, out->shmGBps = f.gbps, out->shmBigAlphaUs = f.bigAlphaUs;
     out->shmEagerBytes = f.eagerBytes, out->shmCacheBytes = f.cacheBytes;
     out->shmCacheGBps = f.cacheGBps;
+    out->shmCacheFootprint = f.footprint;
     out->hostMemGBps = out->shmGBps * std::max(1.0, out->cores);
   } else {
     out->tcpAlphaUs = f.alphaUs, out->tcpGBps = f.gbps, out->tcpBigAlphaUs = f.bigAlphaUs;
     out->tcpEagerBytes = f.eagerBytes, out->tcpCacheBytes = f.cacheBytes;
     out->tcpCacheGBps = f.cacheGBps;
+    out->tcpCacheFootprint = f.footprint;
   }
 }
 
