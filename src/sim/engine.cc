@@ -135,7 +135,7 @@ Status Engine::ready(int unit, uint32_t step) {
   const bool isSend = st.op == OpKind::kSend;
   const uint32_t conn = isSend ? connBase_[unit] + st.slot : inConn_[inBase_[unit] + st.slot];
   if (conn == kNoConn) {
-    pending(unit, step) = kWaiting;  // no partner: reported as a deadlock
+    markWaiting(unit, step, false);  // no partner: reported as a deadlock
     return Status();
   }
   Conn& c = conns_[conn];
@@ -143,7 +143,7 @@ Status Engine::ready(int unit, uint32_t step) {
   // The partner: the peer's seq-th message in the other direction with this rank.
   const uint32_t list = isSend ? c.recvList : c.sendList;
   if (list == kNoConn || st.seq >= (isSend ? c.recvLen : c.messages)) {
-    pending(unit, step) = kWaiting;
+    markWaiting(unit, step, false);
     return Status();
   }
   const uint32_t otherStep = lists_[list + st.seq];
@@ -152,15 +152,16 @@ Status Engine::ready(int unit, uint32_t step) {
   // unless that side ever went out of order. Only then is the peer's pending count (far away in
   // memory) read.
   const int mySide = isSend ? 0 : 1;
-  if (st.seq == c.ready[mySide]) {
+  const bool inOrder = st.seq == c.ready[mySide];
+  if (inOrder) {
     ++c.ready[mySide];
   } else {
     c.outOfOrder[mySide] = true;
   }
-  const bool waits = st.seq < c.ready[1 - mySide] ||
-                     (c.outOfOrder[1 - mySide] && pending(peer, otherStep) == kWaiting);
+  const bool waits =
+      st.seq < c.ready[1 - mySide] || (c.outOfOrder[1 - mySide] && isWaiting(peer, otherStep));
   if (!waits) {
-    pending(unit, step) = kWaiting;  // the partner is not ready yet
+    markWaiting(unit, step, inOrder);  // the partner is not ready yet
     return Status();
   }
   const SimStep& o = unitShape(peer).steps[otherStep];
@@ -171,7 +172,7 @@ Status Engine::ready(int unit, uint32_t step) {
                            isSend ? st.bytes : o.bytes, " bytes to rank ", isSend ? peerRank : rank,
                            " (message ", st.seq, ") but it receives ", isSend ? o.bytes : st.bytes);
   }
-  pending(peer, otherStep) = 0;
+  if (track_ || c.outOfOrder[1 - mySide]) clearWaiting(peer, otherStep);
   return isSend ? startFlow(unit, step, peer, otherStep, st.bytes, c.delta, conn)
                 : startFlow(peer, otherStep, unit, step, st.bytes, c.delta, conn);
 }
@@ -282,7 +283,7 @@ Event Engine::takeEvent(int from) {
     return e;
   }
   Fifo& q = fifos_[from];
-  if (q.head + kPrefetch < q.ev.size()) {  // the dependency counts a later event will touch
+  if (track_ && q.head + kPrefetch < q.ev.size()) {  // the counts a later event will touch
     const Event& e = q.ev[q.head + kPrefetch];
     if (e.kind == kEvStepDone || e.kind == kEvXferDone)
       __builtin_prefetch(&pending_[pendingOff_[e.a] + e.b]);
@@ -304,12 +305,13 @@ Status Engine::stepDone(int unit, uint32_t step) {
   if (now_ > unitDone_[unit]) unitDone_[unit] = now_;
   for (uint32_t k = 0; k < st.nextCount; ++k) {
     uint32_t nx = sh.next[st.nextBegin + k];
-    if (--pending(unit, nx) == 0) LOOM_CHECK(ready(unit, nx));
+    if (depDone(unit, sh, nx)) LOOM_CHECK(ready(unit, nx));
   }
   return Status();
 }
 
 Status Engine::deadlock() const {
+  if (!track_) return internalError("sim: deadlock (run again with per-step counts)");
   int n = set_.nranks();
   for (int u = 0; u < units_; ++u) {
     const Shape& sh = unitShape(u);
@@ -387,17 +389,46 @@ Status Engine::setUp() {
   // Queued runs rebuild a message from its connection's path and lists: not when a message's
   // path depends on live load (UGAL) or on the receive (CPU-moved transfers).
   runs_ = !cpuMoves_ && opt_.routing != RoutingMode::kUgal;
+  return setUpDependencies();
+}
+
+Status Engine::setUpDependencies() {
+  track_ = opt_.trackSteps || opt_.exact;
+  for (int s = 0; s < set_.numShapes(); ++s)
+    for (const SimStep& st : set_.shape(s).steps)
+      if (st.depCount >= kWaiting)
+        return invalidArgument("sim: step with more than ", kWaiting - 1, " dependencies");
   pendingOff_.resize(units_ + 1);
   for (int u = 0; u < units_; ++u) pendingOff_[u + 1] = pendingOff_[u] + unitShape(u).steps.size();
   unitSteps_ = pendingOff_[units_];
-  pending_.resize(unitSteps_);
+  if (track_) {
+    pending_.resize(unitSteps_);
+    for (int u = 0; u < units_; ++u) {
+      const Shape& sh = unitShape(u);
+      for (size_t i = 0; i < sh.steps.size(); ++i)
+        pending(u, static_cast<uint32_t>(i)) = static_cast<uint16_t>(sh.steps[i].depCount);
+    }
+    return Status();
+  }
+  // Counts only for steps with several dependencies, numbered per shape.
+  multiIdx_.resize(set_.numShapes());
+  std::vector<uint32_t> multis(set_.numShapes(), 0);
+  for (int s = 0; s < set_.numShapes(); ++s) {
+    const Shape& sh = set_.shape(s);
+    multiIdx_[s].assign(sh.steps.size(), kNoConn);
+    for (size_t i = 0; i < sh.steps.size(); ++i)
+      if (sh.steps[i].depCount >= 2) multiIdx_[s][i] = multis[s]++;
+  }
+  multiOff_.assign(units_ + 1, 0);
+  for (int u = 0; u < units_; ++u) multiOff_[u + 1] = multiOff_[u] + multis[unitShapeId(u)];
+  multi_.resize(multiOff_[units_]);
+  oooBits_.assign((unitSteps_ + 63) / 64, 0);
   for (int u = 0; u < units_; ++u) {
     const Shape& sh = unitShape(u);
-    for (size_t i = 0; i < sh.steps.size(); ++i) {
-      if (sh.steps[i].depCount >= kWaiting)
-        return invalidArgument("sim: step with more than ", kWaiting - 1, " dependencies");
-      pending(u, static_cast<uint32_t>(i)) = static_cast<uint16_t>(sh.steps[i].depCount);
-    }
+    const std::vector<uint32_t>& idx = multiIdx_[unitShapeId(u)];
+    for (size_t i = 0; i < sh.steps.size(); ++i)
+      if (idx[i] != kNoConn)
+        multi_[multiOff_[u] + idx[i]] = static_cast<uint16_t>(sh.steps[i].depCount);
   }
   return Status();
 }
@@ -464,7 +495,10 @@ Status Engine::run() {
     router_.expandBundles(&res_->linkBytes);
     res_->foldNote += strCat("; ", router_.numBundles(), " bundles of parallel links");
   }
-  if (stepsDone_ != unitSteps_) return deadlock();
+  if (stepsDone_ != unitSteps_) {
+    deadlocked_ = true;
+    return deadlock();
+  }
   return Status();
 }
 
@@ -475,13 +509,21 @@ Status simulate(const Net& net, const ScheduleSet& set, const std::vector<int>& 
   auto t0 = std::chrono::steady_clock::now();
   SimOptions o = opt;
   Status s;
+  bool retracked = false;
   for (;;) {
     *out = SimResult();
     detail::Engine e(net, set, rankGpu, o, out);
     s = e.run();
+    if (e.needsTracking()) {  // deadlocked: again with per-step counts, to name the step
+      o.trackSteps = true;
+      retracked = true;
+      continue;
+    }
     if (!e.bundleViolated()) break;
     o.bundle = false;  // a path crossed a bundle unevenly: the same run without bundles
   }
+  if (retracked && s.ok())  // the shortcut changed the answer: a bug, never a result
+    s = internalError("sim: deadlocked without per-step counts but not with them");
   if (opt.bundle && !o.bundle)
     out->foldNote += "; links not bundled (a path crosses parallel links unevenly)";
   out->wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -67,6 +67,11 @@ struct SimOptions {
   // Unfolded spray / Valiant runs: parallel switch links crossed evenly count as one constraint
   // (Router::setBundles; a path that crosses a bundle unevenly makes simulate() rerun without).
   bool bundle = true;
+  // Per-step dependency counts for every step of every rank (true), or only for steps with
+  // several dependencies (false: a step with one becomes ready when it is done, and a waiting
+  // step is marked only when its side of a connection went out of order); a deadlock then runs
+  // again with them to name the step. `exact` keeps them all.
+  bool trackSteps = false;
   bool components = true;      // recompute only the touched component (false: all flows)
   bool fold = true;            // fold symmetric ranks and links into classes (fold.h)
   int foldMinMembers = 4;      // ...when classes average at least this many ranks (else the

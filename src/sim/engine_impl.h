@@ -133,6 +133,8 @@ class Engine {
 
   Status run();
   bool bundleViolated() const { return router_.bundleViolated(); }
+  // The run deadlocked without per-step counts: run again with them to name the step.
+  bool needsTracking() const { return deadlocked_ && !track_; }
 
  private:
   // Units: ranks, or rank classes of a folded run (represented by their smallest rank).
@@ -212,12 +214,53 @@ class Engine {
   QuadHeap<FlowEndEvent> ends_;
   // Per unit per step: dependencies not yet done, or kWaiting: a ready Send/Recv whose partner
   // is not ready yet (the rendezvous; the partner is found through the message lists).
+  // Kept for every step only when tracking (SimOptions::trackSteps); else only steps with two or
+  // more dependencies have a count (multi_, unit u's from multiOff_[u], the shape's steps numbered
+  // by multiIdx_), and a waiting step that went out of order on its connection has its bit set in
+  // oooBits_ (unit u's steps from pendingOff_[u]): 1 bit instead of 16 per step.
   std::vector<uint16_t, HugePageAllocator<uint16_t>> pending_;  // unit u's from pendingOff_[u]
   std::vector<uint64_t> pendingOff_;
   uint16_t& pending(int unit, uint32_t step) { return pending_[pendingOff_[unit] + step]; }
   uint16_t pending(int unit, uint32_t step) const { return pending_[pendingOff_[unit] + step]; }
   static constexpr uint16_t kWaiting = 0xffff;
+  bool track_ = false;
+  std::vector<uint16_t> multi_;
+  std::vector<uint64_t> multiOff_;
+  std::vector<std::vector<uint32_t>> multiIdx_;  // per shape per step (kNoConn: fewer deps)
+  std::vector<uint64_t, HugePageAllocator<uint64_t>> oooBits_;
+  // One more dependency of the step is done; true when it was the last.
+  bool depDone(int unit, const Shape& sh, uint32_t step) {
+    if (track_) return --pending(unit, step) == 0;
+    if (sh.steps[step].depCount <= 1) return true;
+    return --multi_[multiOff_[unit] + multiIdx_[unitShapeId(unit)][step]] == 0;
+  }
+  // A ready Send/Recv waits for its partner (inOrder: it came in order on its connection's side,
+  // so the side's count says so and no mark is needed).
+  void markWaiting(int unit, uint32_t step, bool inOrder) {
+    if (track_) {
+      pending(unit, step) = kWaiting;
+    } else if (!inOrder) {
+      const uint64_t i = pendingOff_[unit] + step;
+      oooBits_[i >> 6] |= uint64_t{1} << (i & 63);
+    }
+  }
+  bool isWaiting(int unit, uint32_t step) const {
+    if (track_) return pending(unit, step) == kWaiting;
+    const uint64_t i = pendingOff_[unit] + step;
+    return (oooBits_[i >> 6] >> (i & 63)) & 1;
+  }
+  // Only called when the step's side went out of order (else its bit was never set).
+  void clearWaiting(int unit, uint32_t step) {
+    if (track_) {
+      pending(unit, step) = 0;
+      return;
+    }
+    const uint64_t i = pendingOff_[unit] + step;
+    oooBits_[i >> 6] &= ~(uint64_t{1} << (i & 63));
+  }
+  Status setUpDependencies();
   uint64_t stepsDone_ = 0;
+  bool deadlocked_ = false;
   FlatMap listOf_;                 // listKey -> offset into lists_
   std::vector<uint32_t> lists_;    // steps
   std::vector<uint32_t> listLen_;  // indexed like lists_ offsets

@@ -16,17 +16,13 @@
 #include "sim/routing.h"
 #include "sim/schedule_set.h"
 #include "sim/whatif.h"
+#include "sim_fabric_util.h"
 #include "topo/synth/synth.h"
 
 namespace loom::sim {
 namespace {
 
-struct Case {
-  const char* name;
-  const char* spec;
-  RoutingMode routing;
-  const char* fail;  // what-if spec ("" none)
-};
+using Case = testing::FabricCase;
 
 const Case kCases[] = {
     {"ft3_2pods",
@@ -65,29 +61,15 @@ double relDiff(double a, double b) {
 
 // All ranks' schedules of a 4 MiB all-reduce with `algo` on every GPU of `net`.
 Status buildSet(const Net& net, const char* algo, ScheduleSet* set) {
-  const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, algo);
-  if (!a) return invalidArgument("no builder ", algo);
-  const int n = net.numGpus();
-  std::vector<int> hostOf(n);
-  for (int r = 0; r < n; ++r) hostOf[r] = net.hostOfGpu(r);
-  sched::CollArgs args;
-  args.count = (4 << 20) / 4;
-  args.chunkBytes = 256 * 1024;
-  return buildScheduleSet(a->build, args, n, hostOf, set);
+  return testing::buildAllReduceSet(net, algo, (4 << 20) / 4, 256 * 1024, set);
 }
 
 class SimBundle : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SimBundle, BundledEqualsUnbundled) {
   const Case& c = GetParam();
-  topo::Topology t;
-  ASSERT_TRUE(topo::synth::generateFromSpec(c.spec, &t).ok()) << c.spec;
   Net net{NodeParams()};
-  ASSERT_TRUE(netFromTopology(t, &net).ok());
-  if (*c.fail) {
-    std::vector<std::string> done;
-    ASSERT_TRUE(applyFailures(c.fail, 3, &net, &done).ok()) << c.fail;
-  }
+  ASSERT_TRUE(testing::netForCase(c, 3, &net).ok()) << c.spec << " " << c.fail;
   for (const char* algo : {"ring", "tree", "hier", "rabenseifner"}) {
     ScheduleSet set(net.numGpus());
     ASSERT_TRUE(buildSet(net, algo, &set).ok()) << algo;

@@ -16,13 +16,7 @@ using testing::identityOrder;
 using testing::TinyFatTree;
 using testing::tinyRing;
 
-NodeParams oneGpuHosts() {
-  NodeParams p;
-  p.gpusPerNode = 1;
-  p.nicsPerNode = 1;
-  p.nvlinkDomain = 1;
-  return p;
-}
+using testing::oneGpuHosts;
 
 ScheduleSet ringSet(const std::vector<int>& order, uint64_t bytes) {
   ScheduleSet set(static_cast<int>(order.size()));

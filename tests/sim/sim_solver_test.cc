@@ -148,18 +148,11 @@ TEST(SimSolver, TreesEqualGlobalSolve) {
 // at the partner itself), and message 0 pairs when its send is ready (wire + alpha) and goes out
 // behind them on the connection: rank 1 is done at alpha + 3 wire + alpha.
 TEST(SimSolver, OutOfOrderReadyMessagesPairByOrder) {
-  NodeParams np;
-  np.gpusPerNode = 1;
-  np.nicsPerNode = 1;
-  np.nvlinkDomain = 1;
-  Net net(np);
+  Net net(testing::oneGpuHosts());
   ASSERT_TRUE(testing::buildFatTree(testing::TinyFatTree{}, &net).ok());  // 50 GB/s
   const uint64_t S = 4 << 20;
-  sched::Schedule a, b, c;
-  a.rank = 0;
-  b.rank = 1;
-  c.rank = 2;
-  a.nranks = b.nranks = c.nranks = 3;
+  std::vector<sched::Schedule> ranks = testing::emptySchedules(3);
+  sched::Schedule &a = ranks[0], &b = ranks[1], &c = ranks[2];
   int in = a.recv(2, {}, S);
   a.send(1, {}, S, {in});
   a.send(1, {}, S);
@@ -170,7 +163,7 @@ TEST(SimSolver, OutOfOrderReadyMessagesPairByOrder) {
   c.send(1, {}, 0);
   SimOptions o;
   SimResult res;
-  ASSERT_TRUE(testing::simulateUnfolded(net, {a, b, c}, &o, &res).ok());
+  ASSERT_TRUE(testing::simulateUnfolded(net, ranks, &o, &res).ok());
   const double alpha = (o.latNetUs + o.latHopUs) * 1e-6, wire = S / 50e9;
   EXPECT_NEAR(res.rankSeconds[1], 3 * wire + 2 * alpha, 1e-9);
   EXPECT_NEAR(res.rankSeconds[0], 3 * wire + 2 * alpha, 1e-9);

@@ -62,6 +62,25 @@ inline sched::Schedule tinyRing(int rank, const std::vector<int>& order, uint64_
   return s;
 }
 
+// Hosts of one GPU and one NIC: a hand-written schedule's ranks are hosts.
+inline NodeParams oneGpuHosts() {
+  NodeParams p;
+  p.gpusPerNode = 1;
+  p.nicsPerNode = 1;
+  p.nvlinkDomain = 1;
+  return p;
+}
+
+// p empty schedules of ranks 0..p-1, to write by hand.
+inline std::vector<sched::Schedule> emptySchedules(int p) {
+  std::vector<sched::Schedule> s(p);
+  for (int r = 0; r < p; ++r) {
+    s[r].rank = r;
+    s[r].nranks = p;
+  }
+  return s;
+}
+
 // Runs hand-written schedules (rank r: ranks[r]) unfolded with options `o` (fold set off).
 inline Status simulateUnfolded(const Net& net, const std::vector<sched::Schedule>& ranks,
                                SimOptions* o, SimResult* res) {
