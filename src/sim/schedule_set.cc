@@ -14,20 +14,63 @@ bool isComm(sched::OpKind k) {
   return k == sched::OpKind::kSend || k == sched::OpKind::kRecv || k == sched::OpKind::kRecvReduce;
 }
 
-// Rank s.rank's schedule has shape `sh` (ops, peer deltas, bytes, dependencies; seq follows from
-// the ops and peers), compared without building a Shape for it.
+// Rank s.rank's schedule has shape `sh` (ops, peer deltas, bytes, dependencies; seq and slot
+// follow from the ops and peers), compared without building a Shape for it. A schedule that
+// matches a kept shape is valid (peers in range, dependencies backwards) as that one was.
 bool sameShape(const Shape& sh, const sched::Schedule& s, int nranks) {
   if (sh.steps.size() != s.steps.size()) return false;
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const sched::Step& st = s.steps[i];
     const SimStep& o = sh.steps[i];
-    const int32_t delta = isComm(st.op) ? (st.peer - s.rank + nranks) % nranks : 0;
-    if (o.op != st.op || o.peerDelta != delta || o.bytes != st.bytes || o.depCount != st.depCount)
+    int32_t delta = 0;
+    if (isComm(st.op)) {
+      if (st.peer < 0 || st.peer >= nranks) return false;
+      delta = st.peer >= s.rank ? st.peer - s.rank : st.peer - s.rank + nranks;
+    }
+    if (o.op != st.op || o.peerDelta != delta || o.bytes != st.bytes || o.depCount != st.depCount ||
+        static_cast<uint64_t>(st.depBegin) + st.depCount > s.deps.size())
       return false;
     for (uint32_t k = 0; k < st.depCount; ++k)
       if (sh.deps[o.depBegin + k] != s.deps[st.depBegin + k]) return false;
   }
   return true;
+}
+
+// Hash of the steps that find a kept shape: the step count and a sample of the steps (the first
+// 256, then every 64th); sameShape compares all of them.
+uint64_t sampleHash(const sched::Schedule& s, int nranks) {
+  uint64_t h = s.steps.size();
+  for (size_t i = 0; i < s.steps.size(); i = i < 256 ? i + 1 : i + 64) {
+    const sched::Step& st = s.steps[i];
+    int64_t delta = 0;
+    if (isComm(st.op)) {
+      delta = (int64_t{st.peer} - s.rank) % nranks;
+      if (delta < 0) delta += nranks;
+    }
+    if (static_cast<uint64_t>(st.depBegin) + st.depCount <= s.deps.size())
+      for (uint32_t k = 0; k < st.depCount; ++k) h = hashMix(h, s.deps[st.depBegin + k]);
+    h = hashMix(h, static_cast<uint64_t>(st.op) | (static_cast<uint64_t>(delta) << 8));
+    h = hashMix(h, st.bytes ^ (static_cast<uint64_t>(st.depCount) << 48));
+  }
+  return h;
+}
+
+// Peers in range, dependencies in range and backwards: the first violation.
+Status checkSteps(const sched::Schedule& s, int nranks) {
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const sched::Step& st = s.steps[i];
+    if (isComm(st.op) && (st.peer < 0 || st.peer >= nranks))
+      return invalidArgument("sim: rank ", s.rank, " step ", i, " (", sched::opKindName(st.op),
+                             ") has peer ", st.peer, " outside 0..", nranks - 1);
+    if (static_cast<uint64_t>(st.depBegin) + st.depCount > s.deps.size())
+      return invalidArgument("sim: rank ", s.rank, " step ", i, " has deps out of range");
+    for (uint32_t k = 0; k < st.depCount; ++k) {
+      uint32_t d = s.deps[st.depBegin + k];
+      if (d >= i)
+        return invalidArgument("sim: rank ", s.rank, " step ", i, " depends on later step ", d);
+    }
+  }
+  return Status();
 }
 
 }  // namespace
@@ -37,38 +80,20 @@ Status ScheduleSet::add(const sched::Schedule& s) {
     return invalidArgument("sim::ScheduleSet: schedule of rank ", s.rank, " of ", s.nranks,
                            " does not fit a set of ", nranks_, " ranks");
   if (shapeOf_[s.rank] >= 0) return invalidArgument("sim::ScheduleSet: rank ", s.rank, " twice");
-  // First pass: check and hash straight from the schedule; most ranks of a large set have the
-  // shape of one already kept, and then no Shape is built for them.
-  uint64_t h = s.steps.size();
-  for (size_t i = 0; i < s.steps.size(); ++i) {
-    const sched::Step& st = s.steps[i];
-    int32_t delta = 0;
-    if (isComm(st.op)) {
-      if (st.peer < 0 || st.peer >= nranks_)
-        return invalidArgument("sim: rank ", s.rank, " step ", i, " (", sched::opKindName(st.op),
-                               ") has peer ", st.peer, " outside 0..", nranks_ - 1);
-      delta = (st.peer - s.rank + nranks_) % nranks_;
-    }
-    if (static_cast<uint64_t>(st.depBegin) + st.depCount > s.deps.size())
-      return invalidArgument("sim: rank ", s.rank, " step ", i, " has deps out of range");
-    for (uint32_t k = 0; k < st.depCount; ++k) {
-      uint32_t d = s.deps[st.depBegin + k];
-      if (d >= i)
-        return invalidArgument("sim: rank ", s.rank, " step ", i, " depends on later step ", d);
-      h = hashMix(h, d);
-    }
-    h = hashMix(h, static_cast<uint64_t>(st.op) | (static_cast<uint64_t>(delta) << 8));
-    h = hashMix(h, st.bytes ^ (static_cast<uint64_t>(st.depCount) << 48));
-  }
-  totalSteps_ += s.steps.size();
-  ++built_;
+  // Most ranks of a large set have the shape of one already kept: then no Shape is built.
+  const uint64_t h = sampleHash(s, nranks_);
   auto range = byHash_.equal_range(h);
   for (auto it = range.first; it != range.second; ++it) {
     if (sameShape(shapes_[it->second], s, nranks_)) {
       shapeOf_[s.rank] = it->second;
+      totalSteps_ += s.steps.size();
+      ++built_;
       return Status();
     }
   }
+  LOOM_CHECK(checkSteps(s, nranks_));
+  totalSteps_ += s.steps.size();
+  ++built_;
   // A new shape.
   Shape sh;
   sh.hash = h;
