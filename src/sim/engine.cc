@@ -1,7 +1,5 @@
 #include "sim/engine.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -23,20 +21,6 @@ double SimResult::utilisation(const Net& net, int link) const {
 }
 
 namespace detail {
-
-void* allocHuge(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  void* p = nullptr;
-  if (bytes >= 2 * kHuge) {
-    size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    p = std::aligned_alloc(kHuge, rounded);
-    if (p) madvise(p, rounded, MADV_HUGEPAGE);
-  } else {
-    p = std::malloc(bytes ? bytes : 1);
-  }
-  if (!p) throw std::bad_alloc();
-  return p;
-}
 
 Status Engine::pathFor(int srcUnit, int32_t sendDelta, uint32_t* pathId) {
   if (folded_) {
@@ -88,7 +72,7 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
   }
   if (cpuMoves_)
     pid = cpuPathFor(pid, src, dst, sendDelta,
-                     fused_ && unitShape(dst).steps[recvStep].op == OpKind::kRecvReduce);
+                     fused_ && stepOf(dst, recvStep).op == OpKind::kRecvReduce);
   const PathRec& p = paths_[pid];
   const FlowInfo fi{src, dst, sendStep, recvStep, bytes, pid, conn};
   if (c.idle) {  // its last message went out in this batch: this one takes the flow over
@@ -108,7 +92,7 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
     c.flow = kNoConn;
   }
   if (c.flow != kNoConn) {
-    enqueue(conn, fi, unitShape(src).steps[sendStep].seq);
+    enqueue(conn, fi, stepOf(src, sendStep).seq);
     return Status();
   }
   ++res_->solverFlows;
@@ -120,8 +104,7 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
 }
 
 Status Engine::ready(int unit, uint32_t step) {
-  const Shape& sh = unitShape(unit);
-  const SimStep& st = sh.steps[step];
+  const SimStep& st = stepOf(unit, step);
   switch (st.op) {
     case OpKind::kCopy:
       startCompute(unit, step, st.bytes, opt_.copyGBps);
@@ -164,7 +147,7 @@ Status Engine::ready(int unit, uint32_t step) {
     markWaiting(unit, step, inOrder);  // the partner is not ready yet
     return Status();
   }
-  const SimStep& o = unitShape(peer).steps[otherStep];
+  const SimStep& o = stepOf(peer, otherStep);
   if (o.bytes != st.bytes) {
     const int rank = unitRank(unit);
     const int peerRank = static_cast<int>((int64_t{rank} + st.peerDelta) % set_.nranks());
@@ -199,7 +182,7 @@ void Engine::buildMessageLists() {
 
 void Engine::finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency,
                     bool reduced) {
-  const SimStep& r = unitShape(dst).steps[recvStep];
+  const SimStep& r = stepOf(dst, recvStep);
   if (r.op != OpKind::kRecvReduce || reduced) {  // both steps done together: one event
     after(latency, 0, kEvXferDone, src, sendStep, dst, recvStep);
     return;
@@ -299,14 +282,12 @@ Event Engine::takeEvent(int from) {
 }
 
 Status Engine::stepDone(int unit, uint32_t step) {
-  const Shape& sh = unitShape(unit);
-  const SimStep& st = sh.steps[step];
+  const SimStep& st = stepOf(unit, step);
   ++stepsDone_;
   if (now_ > unitDone_[unit]) unitDone_[unit] = now_;
-  for (uint32_t k = 0; k < st.nextCount; ++k) {
-    uint32_t nx = sh.next[st.nextBegin + k];
-    if (depDone(unit, sh, nx)) LOOM_CHECK(ready(unit, nx));
-  }
+  const uint32_t* next = &next_[nextBase_[unit] + st.nextBegin];
+  for (uint32_t k = 0; k < st.nextCount; ++k)
+    if (depDone(unit, next[k])) LOOM_CHECK(ready(unit, next[k]));
   return Status();
 }
 
@@ -384,12 +365,34 @@ Status Engine::setUp() {
   mm_ = std::make_unique<MaxMin>(&cap_, &hops_);
   linkAcc_.assign(cap_.size(), 0.0);
   unitDone_.assign(units_, 0.0);
+  LOOM_CHECK(copySteps());
   buildMessageLists();
   buildConnections();
   // Queued runs rebuild a message from its connection's path and lists: not when a message's
   // path depends on live load (UGAL) or on the receive (CPU-moved transfers).
   runs_ = !cpuMoves_ && opt_.routing != RoutingMode::kUgal;
   return setUpDependencies();
+}
+
+Status Engine::copySteps() {
+  // All shapes' steps and dependents in two arrays (huge pages), found per unit by its shape.
+  std::vector<uint32_t> stepOff(set_.numShapes()), nextOff(set_.numShapes());
+  for (int s = 0; s < set_.numShapes(); ++s) {
+    const Shape& sh = set_.shape(s);
+    stepOff[s] = static_cast<uint32_t>(steps_.size());
+    nextOff[s] = static_cast<uint32_t>(next_.size());
+    if (steps_.size() + sh.steps.size() >= kNoConn || next_.size() + sh.next.size() >= kNoConn)
+      return invalidArgument("sim: more than 4G steps in the distinct schedules");
+    steps_.insert(steps_.end(), sh.steps.begin(), sh.steps.end());
+    next_.insert(next_.end(), sh.next.begin(), sh.next.end());
+  }
+  stepBase_.resize(units_);
+  nextBase_.resize(units_);
+  for (int u = 0; u < units_; ++u) {
+    stepBase_[u] = stepOff[unitShapeId(u)];
+    nextBase_[u] = nextOff[unitShapeId(u)];
+  }
+  return Status();
 }
 
 Status Engine::setUpDependencies() {
@@ -472,7 +475,7 @@ Status Engine::run() {
         LOOM_CHECK(stepDone(static_cast<int>(ev.a), ev.b));
         LOOM_CHECK(stepDone(static_cast<int>(ev.ver), ev.c));
       } else if (ev.kind == kEvReduce) {
-        const SimStep& st = unitShape(static_cast<int>(ev.a)).steps[ev.b];
+        const SimStep& st = stepOf(static_cast<int>(ev.a), ev.b);
         startCompute(static_cast<int>(ev.a), ev.b, st.bytes, opt_.reduceGBps);
       } else {
         LOOM_CHECK(stepDone(static_cast<int>(ev.a), ev.b));

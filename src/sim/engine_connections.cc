@@ -58,7 +58,7 @@ void Engine::buildConnections() {
         continue;
       }
       c.recvLen = listLen_[c.recvList];
-      const uint32_t recvSlot = unitShape(c.dst).steps[lists_[c.recvList]].slot;
+      const uint32_t recvSlot = stepOf(c.dst, lists_[c.recvList]).slot;
       inConn_[inBase_[c.dst] + recvSlot] = connBase_[u] + k;
     }
   }
@@ -105,7 +105,7 @@ void Engine::nextOnConnection(uint32_t f) {
     const FlowInfo& cur = flowInfo_[f];
     FlowInfo next{cur.src, cur.dst, lists_[c.sendList + c.runSeq], lists_[c.recvList + c.runSeq], 0,
                   c.path,  conn};
-    next.bytes = unitShape(cur.src).steps[next.sendStep].bytes;
+    next.bytes = stepOf(cur.src, next.sendStep).bytes;
     ++c.runSeq;
     --c.runCount;
     takeOver(f, next);
@@ -138,7 +138,7 @@ void Engine::releaseIdle() {
     if (!c.idle) continue;
     c.idle = false;
     const FlowInfo& fi = flowInfo_[c.flow];
-    if (unitShape(fi.src).steps[fi.sendStep].seq + 1 < c.messages) {  // more to come: park
+    if (stepOf(fi.src, fi.sendStep).seq + 1 < c.messages) {  // more to come: park
       mm_->park(c.flow);
       c.parked = true;
     } else {

@@ -18,6 +18,7 @@
 
 #include "sim/engine.h"
 #include "sim/fold.h"
+#include "sim/huge_pages.h"
 #include "sim/maxmin.h"
 
 namespace loom::sim::detail {
@@ -37,34 +38,6 @@ struct Event {
   uint32_t kind, a, b, ver, c;
   bool operator>(const Event& o) const { return t > o.t; }
 };
-
-// Allocator for the engine's big arrays touched at random (per-step dependency counts): blocks of
-// 4 MiB and more are aligned to 2 MiB and advised as transparent huge pages, so that random
-// accesses over hundreds of MB do not miss the TLB on every touch (a hint: without THP, plain
-// pages).
-template <typename T>
-struct HugePageAllocator {
-  using value_type = T;
-  HugePageAllocator() = default;
-  template <typename U>
-  HugePageAllocator(const HugePageAllocator<U>&) {}  // NOLINT: rebinding
-  T* allocate(size_t n);
-  void deallocate(T* p, size_t) { std::free(p); }
-  template <typename U>
-  bool operator==(const HugePageAllocator<U>&) const {
-    return true;
-  }
-  template <typename U>
-  bool operator!=(const HugePageAllocator<U>&) const {
-    return false;
-  }
-};
-void* allocHuge(size_t bytes);  // engine.cc; throws std::bad_alloc
-
-template <typename T>
-T* HugePageAllocator<T>::allocate(size_t n) {
-  return static_cast<T*>(allocHuge(n * sizeof(T)));
-}
 
 // Open-addressing map from a 64-bit key to a 32-bit value (linear probing, no erase): the engine's
 // look-ups per message, cheaper than std::unordered_map's node per entry.
@@ -142,6 +115,11 @@ class Engine {
   int unitOf(int rank) const { return folded_ ? fold_.classOf[rank] : rank; }
   int mult(int u) const { return folded_ ? fold_.size[u] : 1; }
   const Shape& unitShape(int u) const { return set_.shapeOfRank(unitRank(u)); }
+  // Step i of unit u's shape, and its dependents, from the engine's copies of the shapes.
+  const SimStep& stepOf(int u, uint32_t i) const { return steps_[stepBase_[u] + i]; }
+  std::vector<SimStep, HugePageAllocator<SimStep>> steps_;
+  std::vector<uint32_t, HugePageAllocator<uint32_t>> next_;
+  std::vector<uint32_t> stepBase_, nextBase_;
   Status setUp();
   Status ready(int unit, uint32_t step);
   Status startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep, uint64_t bytes,
@@ -229,9 +207,9 @@ class Engine {
   std::vector<std::vector<uint32_t>> multiIdx_;  // per shape per step (kNoConn: fewer deps)
   std::vector<uint64_t, HugePageAllocator<uint64_t>> oooBits_;
   // One more dependency of the step is done; true when it was the last.
-  bool depDone(int unit, const Shape& sh, uint32_t step) {
+  bool depDone(int unit, uint32_t step) {
     if (track_) return --pending(unit, step) == 0;
-    if (sh.steps[step].depCount <= 1) return true;
+    if (stepOf(unit, step).depCount <= 1) return true;
     return --multi_[multiOff_[unit] + multiIdx_[unitShapeId(unit)][step]] == 0;
   }
   // A ready Send/Recv waits for its partner (inOrder: it came in order on its connection's side,
@@ -259,6 +237,7 @@ class Engine {
     oooBits_[i >> 6] &= ~(uint64_t{1} << (i & 63));
   }
   Status setUpDependencies();
+  Status copySteps();
   uint64_t stepsDone_ = 0;
   bool deadlocked_ = false;
   FlatMap listOf_;                 // listKey -> offset into lists_
@@ -276,7 +255,7 @@ class Engine {
   static constexpr uint32_t kNoConn = ~0u;
   void finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvStep, double latency,
               bool reduced);
-  std::vector<FlowInfo> flowInfo_;  // indexed like MaxMin flow ids
+  std::vector<FlowInfo, HugePageAllocator<FlowInfo>> flowInfo_;  // indexed like MaxMin flow ids
   // Connections: one per (sender unit, send delta). Its messages go out one after another (FIFO,
   // as on loom's transports): a message that finds its connection busy waits in line and takes
   // over the flow when the one before it is out (same path: same rate, no new solve).
@@ -304,7 +283,7 @@ class Engine {
     FlowInfo info;
     uint32_t next = kNoConn;
   };
-  std::vector<Conn> conns_;
+  std::vector<Conn, HugePageAllocator<Conn>> conns_;
   std::vector<uint32_t> connBase_;
   void buildConnections();
   int unitShapeId(int u) const { return set_.shapeIdOfRank(unitRank(u)); }
