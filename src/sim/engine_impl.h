@@ -189,7 +189,7 @@ class Engine {
     uint32_t flow, ver;
     bool operator>(const FlowEndEvent& o) const { return t > o.t; }
   };
-  QuadHeap<FlowEndEvent> ends_;
+  RadixHeap<FlowEndEvent> ends_;  // flow ends come at or after now_
   // Per unit per step: dependencies not yet done, or kWaiting: a ready Send/Recv whose partner
   // is not ready yet (the rendezvous; the partner is found through the message lists).
   // Kept for every step only when tracking (SimOptions::trackSteps); else only steps with two or

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <unordered_map>
 #include <vector>
 
@@ -85,6 +86,70 @@ class QuadHeap {
   }
 
   std::vector<T> v_;
+};
+
+// Monotone priority queue of entries with a non-negative double `t` (a radix heap): no key is
+// pushed below the last one popped (one that is counts as equal to it). Entries sit in 65 buckets
+// by the highest bit in which their key differs from the last popped key; popping from an empty
+// bucket 0 first moves the first non-empty bucket's entries down relative to its minimum (the key
+// popped): a few moves per entry instead of a heap's log n levels. The minimum is known without
+// moving anything (top() is const): bucket 0's entries, or the first non-empty bucket's smallest,
+// kept up to date as entries come. Entries with equal keys pop in no particular order.
+template <typename T>
+class RadixHeap {
+ public:
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  const T& top() const { return b_[0].empty() ? b_[minB_][minAt_] : b_[0].back(); }
+  void push(const T& x) {
+    const uint64_t k = std::max(key(x.t), last_);
+    const int i = bucketOf(k);
+    b_[i].push_back(x);
+    ++size_;
+    if (i > 0 && (size_ == 1 || i < minB_ || (i == minB_ && k < minKey_))) {
+      minB_ = i;
+      minAt_ = b_[i].size() - 1;
+      minKey_ = k;
+    }
+  }
+  void pop() {            // the entry top() returned
+    if (b_[0].empty()) {  // it leaves its bucket, the rest moves down relative to its key
+      std::vector<T>& v = b_[minB_];
+      v[minAt_] = v.back();
+      v.pop_back();
+      last_ = minKey_;
+      for (const T& x : v) b_[bucketOf(std::max(key(x.t), last_))].push_back(x);
+      v.clear();
+    } else {
+      b_[0].pop_back();
+    }
+    if (--size_ > 0 && b_[0].empty()) findMin();
+  }
+
+ private:
+  static uint64_t key(double t) {  // order-preserving for t >= 0
+    uint64_t u;
+    std::memcpy(&u, &t, sizeof(u));
+    return u;
+  }
+  int bucketOf(uint64_t k) const { return k == last_ ? 0 : 64 - __builtin_clzll(k ^ last_); }
+  void findMin() {
+    minB_ = 1;
+    while (b_[minB_].empty()) ++minB_;
+    const std::vector<T>& v = b_[minB_];
+    minKey_ = ~uint64_t{0};
+    for (size_t j = 0; j < v.size(); ++j) {
+      const uint64_t k = std::max(key(v[j].t), last_);
+      if (k < minKey_) {
+        minKey_ = k;
+        minAt_ = j;
+      }
+    }
+  }
+  std::vector<T> b_[65];
+  uint64_t last_ = 0, minKey_ = 0;
+  int minB_ = 0;
+  size_t minAt_ = 0, size_ = 0;
 };
 
 class MaxMin {

@@ -4,12 +4,16 @@
 //   the default) give the same answer as counts for every step (on): the same makespan, rank
 //   finish times, link bytes and event counts, bit for bit, for ring, double binary tree, hier,
 //   hier_tree and Rabenseifner on fat-trees (spray, ECMP, a failed link) and a Dragonfly+
-//   (Valiant, UGAL), folded and not; and a deadlock still names the step.
+//   (Valiant, UGAL), folded and not; and a deadlock still names the step;
+// - flow ends in a radix heap (monotone keys) pop in the order a binary heap gives.
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
 #include <string>
 
 #include "sim/engine.h"
+#include "sim/maxmin.h"
 #include "sim/schedule_set.h"
 #include "sim_fabric_util.h"
 #include "sim_test_util.h"
@@ -123,6 +127,34 @@ TEST(SimShortcutHand, DeadlockStillNamesTheStep) {
     Status s = testing::simulateUnfolded(net, ranks, &o, &res);
     EXPECT_FALSE(s.ok());
     EXPECT_NE(s.message().find("rank 0 step 2"), std::string::npos) << s.message();
+  }
+}
+
+// The radix heap of flow ends pops the smallest key each time (keys just below the last popped
+// count as equal to it), every entry once, with pushes between a peek and its pop.
+TEST(SimShortcutHeap, RadixHeapPopsInKeyOrder) {
+  struct E {
+    double t;
+    uint32_t id;
+  };
+  RadixHeap<E> radix;
+  std::set<std::pair<double, uint32_t>> live;  // the reference
+  std::mt19937_64 rng(7);
+  double last = 0;
+  for (uint32_t i = 0; i < 200000; ++i) {
+    if (rng() % 3 < 2 || live.empty()) {
+      const int r = static_cast<int>(rng() % 8);
+      const double t = r == 0 ? last : r == 1 ? last * (1 - 1e-16) : last + (rng() % 1000) * 1e-9;
+      radix.push({t, i});
+      live.insert({t, i});
+      continue;
+    }
+    const E got = radix.top();
+    ASSERT_EQ(std::max(got.t, last), std::max(live.begin()->first, last)) << i;
+    ASSERT_EQ(live.erase({got.t, got.id}), 1u) << "entry " << got.id << " popped twice";
+    last = std::max(last, got.t);
+    radix.pop();
+    ASSERT_EQ(radix.size(), live.size());
   }
 }
 
