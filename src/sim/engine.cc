@@ -198,7 +198,7 @@ void Engine::finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvSt
 void Engine::flowEnd(uint32_t f) {
   const FlowInfo fi = flowInfo_[f];
   const PathRec& p = paths_[fi.path];
-  paths_[fi.path].bytes += static_cast<double>(fi.bytes) * mm_->mult(f);
+  paths_[fi.path].bytes += static_cast<double>(fi.bytes);
   if (fi.dst < 0) {  // compute: the step is done
     mm_->removeFlow(f, now_);
     after(0, 0, kEvStepDone, fi.src, fi.sendStep);

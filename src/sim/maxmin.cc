@@ -74,13 +74,15 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
     flows_.emplace_back();
     pos_.emplace_back();
     version_.push_back(0);
+    activeIdx_.push_back(0);
+    checked_.push_back(0);
   }
   Flow& fl = flows_[f];
   fl = Flow();
+  checked_[f] = 0;
   fl.off = off;
   fl.len = len;
   activate(f, bytes, now);
-  fl.mult = 1;
   setCap(&fl);
   if (bounds_) registerPath(off, len);
   pos_[f].resize(len);  // keeps its capacity when the slot is reused: no allocation per flow
@@ -89,7 +91,7 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
     pos_[f][i] = static_cast<uint32_t>(linkFlows_[h.link].size());
     linkFlows_[h.link].push_back({f, i, h.weight});
     load_[h.link] += h.weight;
-    demand_[h.link] += h.weight * fl.cap;  // mult 1
+    demand_[h.link] += h.weight * fl.cap;
     touch(h.link);
   }
   return f;
@@ -99,7 +101,7 @@ void MaxMin::setCap(Flow* fl) {
   fl->cap = kInf;
   for (uint32_t i = 0; i < fl->len; ++i) {
     const PathHop& h = hop(*fl, i);
-    fl->cap = std::min(fl->cap, cap_[h.link] / (h.weight * fl->mult));
+    fl->cap = std::min(fl->cap, cap_[h.link] / h.weight);
   }
 }
 
@@ -122,8 +124,8 @@ void MaxMin::removeFlow(uint32_t f, double now) {
     pos_[v[at].flow][v[at].hop] = at;
     v.pop_back();
     if (!wasParked) {
-      load_[l] -= hop(fl, i).weight * fl.mult;
-      demand_[l] -= hop(fl, i).weight * fl.mult * fl.cap;
+      load_[l] -= hop(fl, i).weight;
+      demand_[l] -= hop(fl, i).weight * fl.cap;
       touch(l);
     }
     if (v.empty()) load_[l] = demand_[l] = 0;
@@ -139,16 +141,16 @@ void MaxMin::activate(uint32_t f, double bytes, double now) {
   fl.fresh = true;
   fl.bytesLeft = bytes;
   fl.lastT = now;
-  fl.activeIdx = static_cast<uint32_t>(active_.size());
+  activeIdx_[f] = static_cast<uint32_t>(active_.size());
   active_.push_back(f);
   fresh_.push_back(f);
 }
 
 void MaxMin::deactivate(uint32_t f) {
   Flow& fl = flows_[f];
-  uint32_t idx = fl.activeIdx;
+  uint32_t idx = activeIdx_[f];
   active_[idx] = active_.back();
-  flows_[active_[idx]].activeIdx = idx;
+  activeIdx_[active_[idx]] = idx;
   active_.pop_back();
   fl.active = false;
   ++version_[f];  // events pushed for it are stale, also once the slot is reused
@@ -158,8 +160,8 @@ void MaxMin::park(uint32_t f) {
   Flow& fl = flows_[f];
   for (uint32_t i = 0; i < fl.len; ++i) {
     const PathHop& h = hop(fl, i);
-    load_[h.link] -= h.weight * fl.mult;
-    demand_[h.link] -= h.weight * fl.mult * fl.cap;
+    load_[h.link] -= h.weight;
+    demand_[h.link] -= h.weight * fl.cap;
     touch(h.link);
   }
   deactivate(f);
@@ -177,8 +179,8 @@ void MaxMin::unpark(uint32_t f, double bytes, double now) {
   activate(f, bytes, now);
   for (uint32_t i = 0; i < fl.len; ++i) {
     const PathHop& h = hop(fl, i);
-    load_[h.link] += h.weight * fl.mult;
-    demand_[h.link] += h.weight * fl.mult * fl.cap;
+    load_[h.link] += h.weight;
+    demand_[h.link] += h.weight * fl.cap;
     touch(h.link);
   }
 }
@@ -274,7 +276,7 @@ void MaxMin::linkState(uint32_t l, uint32_t s) {
   for (const LinkFlow& e : linkFlows_[l]) {
     const Flow& g = flows_[e.flow];
     double r = g.stamp == s ? g.newRate : g.rate;
-    used += r * e.weight * g.mult;
+    used += r * e.weight;
     top = std::max(top, r);
   }
   used_[l] = used;
@@ -336,7 +338,7 @@ int MaxMin::solveLocal(double now) {
     // from before holds unless solved flows cross it.
     for (uint32_t f : comp_) {
       Flow& fl = flows_[f];
-      fl.checked = checkRound_;
+      checked_[f] = checkRound_;
       if (fl.bneck == kAtCap || fl.newRate >= fixedMax_[fl.bneck] * (1 - kTol)) continue;
       if (!bottlenecked(f, s)) viol_.push_back(f);
     }
@@ -344,8 +346,8 @@ int MaxMin::solveLocal(double now) {
       for (const LinkFlow& e : linkFlows_[l]) {
         const uint32_t g = e.flow;
         Flow& fl = flows_[g];
-        if (fl.checked == checkRound_) continue;
-        fl.checked = checkRound_;
+        if (checked_[g] == checkRound_) continue;
+        checked_[g] = checkRound_;
         if (fl.bneck == kAtCap || linkStamp_[fl.bneck] != s) continue;
         if (!bottlenecked(g, s)) viol_.push_back(g);
       }
@@ -381,8 +383,8 @@ void MaxMin::freeze(uint32_t f, double rate, uint32_t s, uint32_t bneck) {
   for (uint32_t i = 0; i < fl.len; ++i) {
     uint32_t l2 = hop(fl, i).link;
     if (linkStamp_[l2] != s) continue;  // slack: not a constraint
-    remCap_[l2] -= rate * hop(fl, i).weight * fl.mult;
-    wsum_[l2] -= hop(fl, i).weight * fl.mult;
+    remCap_[l2] -= rate * hop(fl, i).weight;
+    wsum_[l2] -= hop(fl, i).weight;
     if (!pushMark_[l2]) {  // its new share goes on the heap once, after this level
       pushMark_[l2] = 1;
       toPush_.push_back(l2);
@@ -394,7 +396,7 @@ void MaxMin::pushShares() {
   for (uint32_t l : toPush_) {
     pushMark_[l] = 0;
     ++linkVer_[l];
-    if (wsum_[l] > 1e-9) heap_.push({remCap_[l] / wsum_[l], l, linkVer_[l]});
+    if (wsum_[l] > 1e-9) heap_.push({std::max(0.0, remCap_[l] / wsum_[l]), l, linkVer_[l]});
   }
   toPush_.clear();
 }
@@ -416,7 +418,7 @@ void MaxMin::solve(double now, bool fixed) {
     for (const LinkFlow& e : linkFlows_[l]) {
       const Flow& g = flows_[e.flow];
       if (g.stamp == s) continue;
-      remCap_[l] -= g.rate * e.weight * g.mult;
+      remCap_[l] -= g.rate * e.weight;
       fixedMax_[l] = std::max(fixedMax_[l], g.rate);
     }
   }
@@ -426,10 +428,10 @@ void MaxMin::solve(double now, bool fixed) {
     for (uint32_t i = 0; i < fl.len; ++i) {
       const PathHop& h = hop(fl, i);
       if (linkStamp_[h.link] != s) continue;
-      wsum_[h.link] += h.weight * fl.mult;
+      wsum_[h.link] += h.weight;
       constrained = true;
       // The cap comes from this link, whose share never exceeds it: no entry of its own needed.
-      capOnLink = capOnLink || cap_[h.link] / (h.weight * fl.mult) <= fl.cap;
+      capOnLink = capOnLink || cap_[h.link] / h.weight <= fl.cap;
     }
     if (constrained) {
       if (!capOnLink) heap_.push({fl.cap, kFlowBit | f, 0});
@@ -440,11 +442,11 @@ void MaxMin::solve(double now, bool fixed) {
     }
   }
   for (uint32_t l : compLinks_)
-    if (wsum_[l] > 0) heap_.push({remCap_[l] / wsum_[l], l, ++linkVer_[l]});
+    if (wsum_[l] > 0) heap_.push({std::max(0.0, remCap_[l] / wsum_[l]), l, ++linkVer_[l]});
   while (!heap_.empty()) {
-    Share sh = heap_.top();
+    const Share sh = heap_.top();
     heap_.pop();
-    double rate = std::max(0.0, sh.share);
+    double rate = sh.t;
     if (sh.link & kFlowBit) {
       uint32_t f = sh.link & ~kFlowBit;
       if (!flows_[f].frozen) freeze(f, rate, s, kAtCap);

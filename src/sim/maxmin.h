@@ -36,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/huge_pages.h"
 #include "sim/net.h"
 #include "sim/routing.h"
 
@@ -89,12 +90,13 @@ class QuadHeap {
 };
 
 // Monotone priority queue of entries with a non-negative double `t` (a radix heap): no key is
-// pushed below the last one popped (one that is counts as equal to it). Entries sit in 65 buckets
-// by the highest bit in which their key differs from the last popped key; popping from an empty
-// bucket 0 first moves the first non-empty bucket's entries down relative to its minimum (the key
-// popped): a few moves per entry instead of a heap's log n levels. The minimum is known without
-// moving anything (top() is const): bucket 0's entries, or the first non-empty bucket's smallest,
-// kept up to date as entries come. Entries with equal keys pop in no particular order.
+// pushed below the last one popped (one that is counts as equal to it) until it is empty. Entries
+// sit in 65 buckets by the highest bit in which their key differs from the last popped key; popping
+// from an empty bucket 0 first moves the first non-empty bucket's entries down relative to its
+// minimum (the key popped): a few moves per entry instead of a heap's log n levels. The minimum is
+// known without moving anything (top() is const): bucket 0's entries, or the first non-empty
+// bucket's smallest, kept up to date as entries come. Entries with equal keys pop in no particular
+// order.
 template <typename T>
 class RadixHeap {
  public:
@@ -123,7 +125,11 @@ class RadixHeap {
     } else {
       b_[0].pop_back();
     }
-    if (--size_ > 0 && b_[0].empty()) findMin();
+    if (--size_ == 0) {
+      last_ = 0;  // empty: the next keys may start lower (a new solve)
+    } else if (b_[0].empty()) {
+      findMin();
+    }
   }
 
  private:
@@ -167,7 +173,6 @@ class MaxMin {
   // The flow carries `bytes` more from now at its current rate (the next message of its
   // connection: same path, so no rate changes); returns its new finish time (kInf: stalled).
   double refill(uint32_t f, double bytes, double now);
-  double mult(uint32_t f) const { return flows_[f].mult; }
   double rate(uint32_t f) const { return flows_[f].rate; }
   // Bumped whenever the flow's finish time changes or it ends (an event carrying an older
   // version is stale); kept apart from the flows, dense, for the engine's check per event.
@@ -204,17 +209,18 @@ class MaxMin {
   uint64_t fallbacks() const { return fallbacks_; }
 
  private:
-  struct Flow {
+  // One cache line per flow (the solver visits a link's flows at random); its index in active_
+  // and its last check round are kept apart (activeIdx_, checked_).
+  struct alignas(64) Flow {
     uint32_t off = 0, len = 0;
-    double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0, cap = 0, mult = 1;
-    uint32_t stamp = 0, activeIdx = 0, checked = 0;
+    double bytesLeft = 0, rate = 0, newRate = 0, lastT = 0, cap = 0;
+    uint32_t stamp = 0;
     uint32_t bneck = kAtCap;  // its bottleneck when last solved or checked (kAtCap: its cap)
     bool active = false, fresh = false, frozen = false, parked = false;
   };
   struct Share {
-    double share;
+    double t;  // the share (>= 0): progressive filling pops them in increasing order
     uint32_t link, ver;
-    bool operator>(const Share& o) const { return share > o.share; }
   };
   bool slack(uint32_t l) const {
     return demand_[l] <= cap_[l] * (1 + 1e-9) ||
@@ -247,8 +253,8 @@ class MaxMin {
 
   const std::vector<double>& cap_;
   const std::vector<PathHop>* pool_;
-  std::vector<Flow> flows_;
-  std::vector<uint32_t> free_, active_, version_;
+  std::vector<Flow, HugePageAllocator<Flow>> flows_;
+  std::vector<uint32_t> free_, active_, version_, activeIdx_, checked_;
   struct LinkFlow {  // a flow on a link: which hop of its path, with which weight
     uint32_t flow, hop;
     double weight;
@@ -278,7 +284,7 @@ class MaxMin {
   std::vector<uint32_t> checkStamp_, viol_;
   std::vector<double> used_, maxRate_;
   std::vector<double> fixedMax_;  // per solved link: the fastest flow outside the solve on it
-  QuadHeap<Share> heap_;
+  RadixHeap<Share> heap_;         // a level never falls below the one just frozen (up to rounding)
 };
 
 }  // namespace loom::sim

@@ -230,6 +230,7 @@ int run(const Options& o) {
             r.maxComponentFlows);
         std::printf("#   %s; %llu flows solved\n", r.foldNote.c_str(),
                     static_cast<unsigned long long>(r.solverFlows));
+        std::printf("#   makespan %.17g s\n", r.seconds);  // all digits, to compare runs
       }
       if (!o.quiet && o.top > 0) {
         std::cout << "#   busiest links (" << aname << ", " << sizeName(lastBytes) << ", " << v.name
