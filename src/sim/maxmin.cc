@@ -9,19 +9,18 @@ MaxMin::MaxMin(const std::vector<double>* capacity, const std::vector<PathHop>* 
       pool_(pool),
       linkFlows_(capacity->size()),
       load_(capacity->size(), 0.0),
-      demand_(capacity->size(), 0.0),
       remCap_(capacity->size(), 0.0),
       wsum_(capacity->size(), 0.0),
-      linkStamp_(capacity->size(), 0),
       linkVer_(capacity->size(), 0),
       pushMark_(capacity->size(), 0),
       wasTight_(capacity->size(), 0),
-      bound_(capacity->size(), 0.0),
-      isSource_(capacity->size(), 0),
       checkStamp_(capacity->size(), 0),
       used_(capacity->size(), 0.0),
       maxRate_(capacity->size(), 0.0),
-      fixedMax_(capacity->size(), 0.0) {}
+      fixedMax_(capacity->size(), 0.0) {
+  lk_.resize(capacity->size());
+  for (size_t l = 0; l < lk_.size(); ++l) lk_[l].cap = (*capacity)[l];
+}
 
 void MaxMin::registerPath(uint32_t off, uint32_t len) {
   if (off >= registered_.size())
@@ -32,17 +31,17 @@ void MaxMin::registerPath(uint32_t off, uint32_t len) {
   for (uint32_t i = 1; i < len; ++i) {
     const PathHop& a = (*pool_)[off + i];
     const PathHop& b = (*pool_)[off + src];
-    if (cap_[a.link] * b.weight < cap_[b.link] * a.weight) src = i;
+    if (lk_[a.link].cap * b.weight < lk_[b.link].cap * a.weight) src = i;
   }
   const PathHop& s = (*pool_)[off + src];
-  isSource_[s.link] = 1;
+  lk_[s.link].isSource = 1;
   for (uint32_t i = 0; i < len; ++i) {
     const PathHop& h = (*pool_)[off + i];
     if (h.link == s.link) continue;
     double r = h.weight / s.weight;
     auto [it, fresh] = ratio_.emplace((static_cast<uint64_t>(s.link) << 32) | h.link, r);
     if (!fresh && it->second >= r) continue;
-    bound_[h.link] += cap_[s.link] * (fresh ? r : r - it->second);
+    lk_[h.link].bound += lk_[s.link].cap * (fresh ? r : r - it->second);
     it->second = r;
   }
   if (ratio_.size() > kMaxBoundEntries) dropBounds();
@@ -54,13 +53,12 @@ void MaxMin::dropBounds() {
   for (size_t l = 0; l < cap_.size(); ++l)
     if (!linkFlows_[l].empty()) touch(static_cast<int>(l));
   ratio_ = {};
-  bound_ = {};
   registered_ = {};
 }
 
 void MaxMin::touch(int link) {
-  if (linkStamp_[link] == stamp_ + 1) return;  // already dirty in this round
-  linkStamp_[link] = stamp_ + 1;
+  if (lk_[link].stamp == stamp_ + 1) return;  // already dirty in this round
+  lk_[link].stamp = stamp_ + 1;
   dirty_.push_back(link);
 }
 
@@ -91,7 +89,7 @@ uint32_t MaxMin::addFlow(uint32_t off, uint32_t len, double bytes, double now) {
     pos_[f][i] = static_cast<uint32_t>(linkFlows_[h.link].size());
     linkFlows_[h.link].push_back({f, i, h.weight});
     load_[h.link] += h.weight;
-    demand_[h.link] += h.weight * fl.cap;
+    lk_[h.link].demand += h.weight * fl.cap;
     touch(h.link);
   }
   return f;
@@ -101,7 +99,7 @@ void MaxMin::setCap(Flow* fl) {
   fl->cap = kInf;
   for (uint32_t i = 0; i < fl->len; ++i) {
     const PathHop& h = hop(*fl, i);
-    fl->cap = std::min(fl->cap, cap_[h.link] / h.weight);
+    fl->cap = std::min(fl->cap, lk_[h.link].cap / h.weight);
   }
 }
 
@@ -125,10 +123,10 @@ void MaxMin::removeFlow(uint32_t f, double now) {
     v.pop_back();
     if (!wasParked) {
       load_[l] -= hop(fl, i).weight;
-      demand_[l] -= hop(fl, i).weight * fl.cap;
+      lk_[l].demand -= hop(fl, i).weight * fl.cap;
       touch(l);
     }
-    if (v.empty()) load_[l] = demand_[l] = 0;
+    if (v.empty()) load_[l] = lk_[l].demand = 0;
   }
   fl.parked = false;
   if (!wasParked) deactivate(f);
@@ -161,7 +159,7 @@ void MaxMin::park(uint32_t f) {
   for (uint32_t i = 0; i < fl.len; ++i) {
     const PathHop& h = hop(fl, i);
     load_[h.link] -= h.weight;
-    demand_[h.link] -= h.weight * fl.cap;
+    lk_[h.link].demand -= h.weight * fl.cap;
     touch(h.link);
   }
   deactivate(f);
@@ -180,7 +178,7 @@ void MaxMin::unpark(uint32_t f, double bytes, double now) {
   for (uint32_t i = 0; i < fl.len; ++i) {
     const PathHop& h = hop(fl, i);
     load_[h.link] += h.weight;
-    demand_[h.link] += h.weight * fl.cap;
+    lk_[h.link].demand += h.weight * fl.cap;
     touch(h.link);
   }
 }
@@ -235,8 +233,8 @@ void MaxMin::grow(uint32_t s) {
       const Flow& fl = flows_[comp_[q++]];
       for (uint32_t i = 0; i < fl.len; ++i) {
         uint32_t l = hop(fl, i).link;
-        if (linkStamp_[l] == s || slack(l)) continue;
-        linkStamp_[l] = s;
+        if (lk_[l].stamp == s || slack(l)) continue;
+        lk_[l].stamp = s;
         compLinks_.push_back(l);
       }
     } else {
@@ -258,8 +256,8 @@ int MaxMin::collect(bool global) {
   for (uint32_t f : comp_)
     for (uint32_t i = 0; i < flows_[f].len; ++i) {
       int l = hop(flows_[f], i).link;
-      if (linkStamp_[l] != s) {
-        linkStamp_[l] = s;
+      if (lk_[l].stamp != s) {
+        lk_[l].stamp = s;
         compLinks_.push_back(l);
       }
     }
@@ -297,7 +295,7 @@ bool MaxMin::bottlenecked(uint32_t f, uint32_t s) {
     uint32_t l = hop(fl, i).link;
     if (slack(l)) continue;
     linkState(l, s);
-    if (used_[l] >= cap_[l] * (1 - kTol) && r >= maxRate_[l] * (1 - kTol)) {
+    if (used_[l] >= lk_[l].cap * (1 - kTol) && r >= maxRate_[l] * (1 - kTol)) {
       fl.bneck = l;
       return true;
     }
@@ -324,8 +322,8 @@ int MaxMin::solveLocal(double now) {
       const Flow& fl = flows_[comp_[linked]];
       for (uint32_t i = 0; i < fl.len; ++i) {
         uint32_t l = hop(fl, i).link;
-        if (linkStamp_[l] == s || slack(l)) continue;
-        linkStamp_[l] = s;
+        if (lk_[l].stamp == s || slack(l)) continue;
+        lk_[l].stamp = s;
         compLinks_.push_back(l);
       }
     }
@@ -348,7 +346,7 @@ int MaxMin::solveLocal(double now) {
         Flow& fl = flows_[g];
         if (checked_[g] == checkRound_) continue;
         checked_[g] = checkRound_;
-        if (fl.bneck == kAtCap || linkStamp_[fl.bneck] != s) continue;
+        if (fl.bneck == kAtCap || lk_[fl.bneck].stamp != s) continue;
         if (!bottlenecked(g, s)) viol_.push_back(g);
       }
     if (viol_.empty()) return total;
@@ -382,7 +380,7 @@ void MaxMin::freeze(uint32_t f, double rate, uint32_t s, uint32_t bneck) {
   fl.bneck = bneck;
   for (uint32_t i = 0; i < fl.len; ++i) {
     uint32_t l2 = hop(fl, i).link;
-    if (linkStamp_[l2] != s) continue;  // slack: not a constraint
+    if (lk_[l2].stamp != s) continue;  // slack: not a constraint
     remCap_[l2] -= rate * hop(fl, i).weight;
     wsum_[l2] -= hop(fl, i).weight;
     if (!pushMark_[l2]) {  // its new share goes on the heap once, after this level
@@ -411,7 +409,7 @@ void MaxMin::solve(double now, bool fixed) {
   }
   const uint32_t s = stamp_;  // comp_ and compLinks_ carry it
   for (uint32_t l : compLinks_) {
-    remCap_[l] = cap_[l];
+    remCap_[l] = lk_[l].cap;
     wsum_[l] = 0;
     fixedMax_[l] = 0;
     if (!fixed) continue;
@@ -427,11 +425,11 @@ void MaxMin::solve(double now, bool fixed) {
     bool constrained = false, capOnLink = false;
     for (uint32_t i = 0; i < fl.len; ++i) {
       const PathHop& h = hop(fl, i);
-      if (linkStamp_[h.link] != s) continue;
+      if (lk_[h.link].stamp != s) continue;
       wsum_[h.link] += h.weight;
       constrained = true;
       // The cap comes from this link, whose share never exceeds it: no entry of its own needed.
-      capOnLink = capOnLink || cap_[h.link] / h.weight <= fl.cap;
+      capOnLink = capOnLink || lk_[h.link].cap / h.weight <= fl.cap;
     }
     if (constrained) {
       if (!capOnLink) heap_.push({fl.cap, kFlowBit | f, 0});

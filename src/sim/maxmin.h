@@ -223,8 +223,9 @@ class MaxMin {
     uint32_t link, ver;
   };
   bool slack(uint32_t l) const {
-    return demand_[l] <= cap_[l] * (1 + 1e-9) ||
-           (bounds_ && !isSource_[l] && bound_[l] <= cap_[l] * (1 + 1e-9));
+    const LinkHot& k = lk_[l];
+    return k.demand <= k.cap * (1 + 1e-9) ||
+           (bounds_ && !k.isSource && k.bound <= k.cap * (1 + 1e-9));
   }
   void registerPath(uint32_t off, uint32_t len);
   void dropBounds();
@@ -261,8 +262,16 @@ class MaxMin {
   };
   std::vector<std::vector<LinkFlow>> linkFlows_;
   std::vector<std::vector<uint32_t>> pos_;  // per flow per hop: its index in linkFlows_
-  std::vector<double> load_, demand_, remCap_, wsum_;
-  std::vector<uint32_t> linkStamp_, linkVer_, dirty_;
+  // Per link what the seeding and the slack test read together, in one place: its capacity,
+  // demand (sum of weight x cap of its flows), bound and stamp (see the top).
+  struct LinkHot {
+    double cap = 0, demand = 0, bound = 0;
+    uint32_t stamp = 0;
+    uint8_t isSource = 0;
+  };
+  std::vector<LinkHot, HugePageAllocator<LinkHot>> lk_;
+  std::vector<double> load_, remCap_, wsum_;
+  std::vector<uint32_t> linkVer_, dirty_;
   std::vector<uint32_t> comp_, compLinks_, bfs_, toPush_;
   std::vector<uint8_t> pushMark_;
   // Per link: whether it could constrain (not slack) when its flows were last solved. A dirty link
@@ -272,8 +281,7 @@ class MaxMin {
   // Bounded links (see the top): per link the bound and whether it is some path's source; per
   // (source, link) the largest weight ratio; which pool offsets (paths) are registered.
   bool bounds_ = true;
-  std::vector<double> bound_;
-  std::vector<uint8_t> isSource_, registered_;
+  std::vector<uint8_t> registered_;
   std::unordered_map<uint64_t, double> ratio_;
   uint32_t stamp_ = 1;
   // Local solves: per link its load and largest rate under the new rates (valid when
