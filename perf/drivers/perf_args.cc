@@ -79,6 +79,8 @@ bool applyFlag(const std::string& flag, const std::string& value, Options* o, st
     o->coll = value;
   else if (flag == "timeout")
     ok = parseInt(value, &o->timeoutSec) && o->timeoutSec >= 0;
+  else if (flag == "msg-bytes")
+    ok = parseSize(value, &o->msgBytes) && o->msgBytes > 0;
   else if (flag == "t" || flag == "g")
     ok = value == "1";  // one thread, one device per rank
   else {
@@ -184,6 +186,8 @@ void printUsage(const char* prog) {
       "  --ranks N    fork N local ranks (no MPI needed); under mpirun the ranks are MPI's\n"
       "  --backend B  loom (default), mpi (MPI collectives; needs mpirun), gloo_ring, gloo_hd\n"
       "  --timeout S  kill all ranks after S seconds (--ranks launcher)\n"
+      "  --msg-bytes B  sendrecv only: send and receive each buffer as messages of at most B\n"
+      "               bytes, all in one group (as a pipelined schedule's chunks go)\n"
       "Run as root under Open MPI: mpirun --allow-run-as-root --oversubscribe -np N %s ...\n",
       prog, prog);
 }

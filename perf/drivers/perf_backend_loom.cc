@@ -1,7 +1,9 @@
 // The loom backend: the library under test, through its public C API only.
+#include <algorithm>
 #include <string>
 
 #include "perf_backend.h"
+#include "perf_data.h"
 
 namespace loom::perf {
 namespace {
@@ -77,10 +79,20 @@ class LoomBackend : public Backend {
       case CollKind::kSendRecv: {
         int next = (c.rank + 1) % c.nranks;
         int prev = (c.rank - 1 + c.nranks) % c.nranks;
+        // One message, or (--msg-bytes) messages of at most msgCount elements back to back.
+        const size_t step = c.msgCount > 0 ? c.msgCount : std::max<size_t>(c.count, 1);
+        const size_t es = typeSize(c.dt);
         loomResult_t r = loomGroupStart();
         if (r != loomSuccess) return r;
-        loomResult_t s = loomSend(c.send, c.count, c.dt, next, comm_, stream_);
-        loomResult_t v = loomRecv(c.recv, c.count, c.dt, prev, comm_, stream_);
+        loomResult_t s = loomSuccess, v = loomSuccess;
+        for (size_t off = 0; off < c.count || off == 0; off += step) {
+          const size_t n = std::min(step, c.count - off);
+          const char* in = static_cast<const char*>(c.send) + off * es;
+          char* out = static_cast<char*>(c.recv) + off * es;
+          if (s == loomSuccess) s = loomSend(in, n, c.dt, next, comm_, stream_);
+          if (v == loomSuccess) v = loomRecv(out, n, c.dt, prev, comm_, stream_);
+          if (c.count == 0) break;
+        }
         r = loomGroupEnd();
         return s != loomSuccess ? s : (v != loomSuccess ? v : r);
       }

@@ -54,6 +54,7 @@ struct CollCall {
   int rank = 0;
   int nranks = 1;
   bool inPlace = false;
+  size_t msgCount = 0;  // sendrecv: elements per message (0: the whole buffer in one)
 };
 
 // Points call.send / call.recv into the two buffers (in place: both into recvBase, at the

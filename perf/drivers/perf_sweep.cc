@@ -1,5 +1,6 @@
 #include "perf_sweep.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -118,6 +119,7 @@ int runRank(const Options& opts, const CollInfo& coll, Coord& coord) {
         call.root = opts.root;
         call.rank = coord.rank();
         call.nranks = n;
+        if (opts.msgBytes > 0) call.msgCount = std::max<size_t>(1, opts.msgBytes / typeSize(dt));
         RowResult row;
         row.size = sizes.sizeBytes;
         row.count = sizes.count;
@@ -155,6 +157,11 @@ int driverMain(int argc, char** argv, const char* collName) {
     if (coll == nullptr) std::fprintf(stderr, "unknown collective '%s'\n", opts.coll.c_str());
     printUsage(argv[0]);
     return coll == nullptr ? 2 : 0;
+  }
+  if (opts.msgBytes > 0 && (coll->kind != CollKind::kSendRecv || opts.backend != "loom")) {
+    std::fprintf(stderr, "%s: --msg-bytes applies to sendrecv with the loom backend only\n",
+                 argv[0]);
+    return 2;
   }
   if (!opts.algo.empty()) {  // read by the library when the communicator is made
     std::string value = opts.algo.find(':') == std::string::npos

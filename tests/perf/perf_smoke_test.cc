@@ -94,6 +94,15 @@ void expectCleanTable(const CmdResult& run, const std::string& coll, bool inPlac
   EXPECT_NE(run.out.find("# Out of bounds values : 0 OK"), std::string::npos);
 }
 
+void expectCleanSendrecv(const CmdResult& run) {
+  ASSERT_EQ(run.status, 0) << run.out;
+  std::vector<Row> rows;
+  double avg = -1;
+  ASSERT_TRUE(parseTable(run.out, &rows, &avg)) << run.out;
+  ASSERT_EQ(rows.size(), 4u) << run.out;  // 1000, 4000, 16000, 64000
+  for (const Row& r : rows) EXPECT_EQ(r.oop[3], "0") << "size " << r.size << "\n" << run.out;
+}
+
 class DriverTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(DriverTest, TinySweepTwoRanksHasNoWrongElements) {
@@ -124,6 +133,23 @@ TEST(PerfDriver, JsonLinesMatchTheTable) {
   }
   EXPECT_EQ(lines, 3);  // 1K, 2K, 4K
   std::remove(json.c_str());
+}
+
+// --msg-bytes splits each sendrecv into messages of at most that size, in one group; a size that
+// is not a multiple of it (the last message shorter) still arrives exactly, on an odd rank count.
+TEST(PerfDriver, SendrecvInMessagesOfMsgBytesIsExact) {
+  CmdResult run = runCommand(driver("sendrecv") +
+                             " --ranks 3 --timeout 120 -b 1000 -e 64K -f 4 -n 2 --msg-bytes 4K");
+  expectCleanSendrecv(run);
+}
+
+TEST(PerfDriver, MsgBytesIsRefusedOutsideSendrecv) {
+  CmdResult run = runCommand(driver("all_reduce") + " --ranks 2 --msg-bytes 4K");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("--msg-bytes applies to sendrecv"), std::string::npos) << run.out;
+  run = runCommand(driver("sendrecv") + " --ranks 2 --msg-bytes 0");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("bad value '0' for flag -msg-bytes"), std::string::npos) << run.out;
 }
 
 TEST(PerfDriver, RejectsUnknownFlagsWithStatus2) {
