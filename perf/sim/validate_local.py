@@ -75,6 +75,11 @@ def loom_decision(log):
     return "?"
 
 
+def human_msg(b):
+    """Message size rounded to KiB: 349525 -> '341 KiB'."""
+    return human(b) if b % 1024 == 0 or b < 1024 else f"{round(b / 1024)} KiB"
+
+
 def iters_for(size, floor, moved):
     """Timed iterations at `size`: at least `floor`, and enough that about `moved` bytes pass
     (1 MiB runs a few hundred microseconds: ten of them are noise), at most 400."""
@@ -126,7 +131,50 @@ def calibrate_round(build, transport, sizes, iters, oversub_ranks):
     for p in oversub_ranks:
         over[p] = {s: driver_times(build, "sendrecv_perf", p, transport, s, s, iters[s])[s]
                    for s in sizes}
-    return {"alpha_us": alpha, "sendrecv_us": t, "sendrecv_p_us": over}
+    # Filled point by point (measure_round): sendrecv of S in messages of m, "p:S:m" -> us.
+    return {"alpha_us": alpha, "sendrecv_us": t, "sendrecv_p_us": over, "chunked_us": {}}
+
+
+def message_bytes(decision, size, ranks):
+    """Bytes-weighted mean size of the messages the schedule of `decision` (loom-plan's
+    describe(): "ring(order=rank,chunk=2 MiB)") sends on `ranks` ranks for an all-reduce of `size`
+    bytes: what a flow's rate depends on over loopback TCP (a message that fits the socket buffers
+    moves faster than one the sender must wait to drain). ring: segments of size / p cut into
+    chunks; tree: each half cut into chunks; Rabenseifner: size / 2, size / 4, ... size / p';
+    recursive doubling: the whole vector; others (one-host hier, direct): size / p."""
+    name = decision.split("(")[0]
+    chunk = size
+    if "chunk=" in decision:
+        num, unit = decision.split("chunk=")[1].split(")")[0].split(",")[0].split()
+        chunk = int(float(num) * {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[unit])
+    if name == "ring":
+        loops = -(-size // (chunk * ranks))
+        return max(1, size // (loops * ranks))
+    if name == "tree":
+        chunks = -(-size // (2 * chunk))
+        return max(1, size // (2 * chunks))
+    if name == "rabenseifner":
+        steps, q = [], 2
+        while q <= ranks:
+            steps.append(size // q)
+            q *= 2
+        return max(1, sum(x * x for x in steps) // max(1, sum(steps)))
+    if name == "rd":
+        return size
+    return max(1, size // ranks)
+
+
+def calibrate_point(a, transport, ranks, size, msg, iters, calib):
+    """The chunked calibration of one validated point, run right after it: sendrecv of `size` in
+    messages of `msg` bytes (sendrecv_perf --msg-bytes: the bytes and messages of the schedule's
+    transfers, in and out of cache as they are) on 2 ranks and, above the cores, on `ranks` ranks.
+    Kept in calib["chunked_us"] under "p:size:msg" (once per round)."""
+    for p in sorted({2, ranks if ranks > a.cores else 2}):
+        key = f"{p}:{size}:{msg}"
+        if key not in calib["chunked_us"]:
+            calib["chunked_us"][key] = driver_times(
+                a.build, "sendrecv_perf", p, transport, size, size, iters,
+                ["--msg-bytes", str(msg)])[size]
 
 
 def oversub_factor(alpha, t2, tp, p, cores):
@@ -136,16 +184,18 @@ def oversub_factor(alpha, t2, tp, p, cores):
     return (p / cores) * max(1e-3, t2 - alpha) / max(1e-3, tp - alpha)
 
 
+def params_line(transport, alpha, gbps, red, cores):
+    """CostParams text: one flow's latency and rate, one core's reduction rate, the cores."""
+    pre = "shm" if transport == "shm" else "tcp"
+    # hostMemGBps: not the limit here (the cores are, `cores`); reduce: one core, per size.
+    return (f"{pre}AlphaUs={alpha:.3f},{pre}GBps={gbps:.4f},hostMemGBps=1000,"
+            f"reduceGBps={red:.4f},cores={cores}")
+
+
 def params_of(transport, alpha, sendrecv_us, red, cores):
     """Per size CostParams text from (median) calibration numbers."""
-    params = {}
-    for s, us in sendrecv_us.items():
-        gbps = s / max(1e-3, us - alpha) / 1e3
-        pre = "shm" if transport == "shm" else "tcp"
-        # hostMemGBps: not the limit here (the cores are, `cores`); reduce: one core, per size.
-        params[s] = (f"{pre}AlphaUs={alpha:.3f},{pre}GBps={gbps:.4f},hostMemGBps=1000,"
-                     f"reduceGBps={red[s]:.4f},cores={cores}")
-    return params
+    return {s: params_line(transport, alpha, s / max(1e-3, us - alpha) / 1e3, red[s], cores)
+            for s, us in sendrecv_us.items()}
 
 
 def plan_args(transport, ranks):
@@ -163,7 +213,7 @@ def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0):
     if core_gbps > 0:
         cmd += ["--sim-core-gbps", f"{core_gbps:.4f}"]
     if algo != "planner":
-        cmd += ["--algo", f"allreduce:{algo}"]
+        cmd += ["--algo", f"allreduce:{algo.split('(')[0]}"]
     for line in run(cmd).splitlines():
         parts = [p.strip() for p in line.split("|")]
         if len(parts) < 5 or line.startswith("#") or parts[0] in ("", "size"):
@@ -199,12 +249,44 @@ def measure_round(a, transports, ranks, sizes, algos):
                         log = []
                         us = driver_times(a.build, "all_reduce_perf", p, t, s, s, iters[s], extra,
                                           env, log)[s]
-                        r["points"][(t, algo, p, s)] = (us, loom_decision(log[0]))
+                        ran = loom_decision(log[0])
+                        r["points"][(t, algo, p, s)] = (us, ran)
+                        calibrate_point(a, t, p, s, message_bytes(algo if ran == "?" else ran,
+                                                                  s, p), iters[s], r["calib"][t])
         r["ended"] = time.strftime("%H:%M:%S", time.gmtime())
         return r
     finally:
         if lock:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def simulate_by_message(a, rounds, key):
+    """Per round: the schedule loom ran at this point, simulated with the calibration measured
+    right after it (calibrate_point): a flow's rate from the 2-rank sendrecv of the same bytes in
+    messages of the schedule's size, and above the cores the oversubscription factor f from the
+    p-rank one (see oversub_factor). The ratio is the median over the rounds of simulated /
+    measured in the same round, so a drift of the machine between rounds hits both alike."""
+    t, algo, p, s = key
+    ratios, sims, msgs, same = [], [], [], True
+    for r in rounds:
+        us, ran = r["points"][key]
+        c = r["calib"][t]
+        if ran == "?":
+            ran = algo
+        m = message_bytes(ran, s, p)
+        t2 = c["chunked_us"][f"2:{s}:{m}"]
+        rate = s / max(1e-3, t2 - c["alpha_us"])  # bytes/us
+        params = params_line(t, c["alpha_us"], rate / 1e3, r["membw"][s][1], a.cores)
+        core_gbps = 0.0
+        if p > a.cores:
+            f = oversub_factor(c["alpha_us"], t2, c["chunked_us"][f"{p}:{s}:{m}"], p, a.cores)
+            core_gbps = 2 * rate / 1e3 * f
+        dec, _, sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core_gbps)
+        same = same and dec == ran
+        ratios.append(sim_us / us)
+        sims.append(sim_us)
+        msgs.append(m)
+    return {"bytes": median(msgs), "sim_us": median(sims), "ratio": median(ratios), "same": same}
 
 
 def main():
@@ -279,7 +361,11 @@ def main():
                         rate = s / max(1e-3, calib[t]["sendrecv_us"][s] - calib[t]["alpha_us"])
                         sim_o = simulate(a.build, t, p, s, calib[t]["params"][s], algo, a.cores,
                                          2 * rate / 1e3 * f)[2]
+                    msg = simulate_by_message(a, rounds, k)
                     rows.append({"transport": t, "algo": algo, "ranks": p, "size": s,
+                                 "msg_bytes": msg["bytes"], "msg_sim_us": msg["sim_us"],
+                                 "msg_ratio": msg["ratio"], "msg_same": msg["same"],
+                                 "msg_pass": abs(msg["ratio"] - 1) <= a.tolerance,
                                  "decision": dec, "loom_ran": ",".join(ran), "measured_us": m,
                                  "runs_us": runs, "simulated_us": sim_us, "model_us": model_us,
                                  "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance,
@@ -289,8 +375,9 @@ def main():
 
     out = ["| transport | schedule | ranks | size | decision (simulated) | loom ran | "
            "measured us (median) | rounds min-max | simulated us | sim/measured | | "
-           "oversub. f | simulated us, f | sim/measured, f | |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "oversub. f | simulated us, f | sim/measured, f | | message | simulated us, "
+           "chunked | sim/measured per round, chunked | |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         same = r["loom_ran"] == r["decision"]
         out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
@@ -299,9 +386,12 @@ def main():
                    f"{r['simulated_us']:.0f} | {r['ratio']:.2f} | "
                    f"{'PASS' if r['pass'] else 'MISS'} | {r['oversub_f']:.2f} | "
                    f"{r['simulated_oversub_us']:.0f} | {r['ratio_oversub']:.2f} | "
-                   f"{'PASS' if r['pass_oversub'] else 'MISS'} |")
+                   f"{'PASS' if r['pass_oversub'] else 'MISS'} | {human_msg(r['msg_bytes'])}"
+                   f"{'' if r['msg_same'] else ' (chunk differs)'} | {r['msg_sim_us']:.0f} | "
+                   f"{r['msg_ratio']:.2f} | {'PASS' if r['msg_pass'] else 'MISS'} |")
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
+    n_m = sum(r["msg_pass"] for r in rows)
     host = platform.node()
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
@@ -321,7 +411,18 @@ def main():
              "size's working set).", ""]
     lines += out + ["", f"**{n} of {len(rows)} points within {a.tolerance:.0%}** (2-rank "
                     f"calibration); **{n_o} of {len(rows)}** with the oversubscription "
-                    "calibration (f: p-rank sendrecv, applied to the cores' transfer rate).", ""]
+                    "calibration (f: p-rank sendrecv, applied to the cores' transfer rate); "
+                    f"**{n_m} of {len(rows)}** with the point-by-point chunked calibration (each "
+                    "round's schedule simulated with the sendrecv of the same bytes in messages of "
+                    "the schedule's size, 2 ranks and, above the cores, p ranks for f, run right "
+                    "after it; median over the rounds of simulated / measured).", ""]
+    for t in transports:
+        keys = sorted({k for r in rounds for k in r["calib"][t]["chunked_us"]},
+                      key=lambda k: [int(x) for x in k.split(":")])
+        lines.append(f"- {t}: sendrecv of S in messages of m on p ranks, us (median of the rounds "
+                     "that ran it), p:S:m: " + "; ".join(
+                         f"{k}: {median([r['calib'][t]['chunked_us'][k] for r in rounds if k in r['calib'][t]['chunked_us']]):.0f}"
+                         for k in keys))
     for t in transports:
         lines.append(f"- {t}: latency {calib[t]['alpha_us']:.1f} us; " + "; ".join(
             f"{human(s)}: {calib[t]['params'][s]}" for s in sizes))
