@@ -23,7 +23,14 @@ at most the flow rate; it prints measured and simulated times with the ratio, PA
 --tolerance (25%). A second column simulates with the oversubscription calibration (3.): on p
 ranks above the cores, a core moves f x as many bytes per second, f = the model's time for the
 p-rank sendrecv (p / cores x the 2-rank transfer time) over the measured one (the reductions keep
-their rate; loom-plan --sim-core-gbps).
+their rate; loom-plan --sim-core-gbps). A third column calibrates point by point: right after
+each validated all-reduce, in the same round, sendrecv_perf --msg-bytes moves the same S in
+messages of the size the schedule loom just ran sends (message_bytes: a ring's or tree's chunk,
+Rabenseifner's halves, recursive doubling's whole vector), on 2 ranks (the flow rate) and, above
+the cores, on p ranks (f); that round's all-reduce is simulated with it, and the ratio is the
+median over the rounds of simulated / measured. Loopback TCP moves a 16 MiB message much slower
+than a stream of 2 MiB ones (socket buffers), and the machine drifts between rounds: both hit the
+calibration and the point alike.
 
   perf/sim/validate_local.py --build build --out perf/results/<date>-<host>-sim-vs-loom
 """
