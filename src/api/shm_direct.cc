@@ -20,6 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kLine = 64;
+constexpr int kPureBackoff = 64;  // calls that yield at once after a wait outlasted the pure spin
 
 struct Header {
   alignas(kLine) std::atomic<uint32_t> sleepers{0};  // ranks sleeping (or about to) on `wake`
@@ -126,13 +127,24 @@ Status ShmDirect::waitAll(uint64_t seq) {
   };
   // Spin without yielding for a few microseconds (a peer on another core arrives in well under
   // one), then yield between checks until spinUs (the peer may need this core), then sleep.
+  // A wait that outlasts the pure spin says the peers are not running beside us (other processes
+  // hold the other cores, or the peer waits for this very core): the next kPureBackoff calls then
+  // yield from the start, since spinning would only keep the peer off the core it needs.
   const auto t0 = Clock::now();
-  const int64_t pureUs = oversubscribed_ ? 0 : std::min<int64_t>(args_.spinUs, 4);
+  int64_t pureUs = oversubscribed_ ? 0 : std::min<int64_t>(args_.spinUs, 4);
+  if (pureSkips_ > 0) {
+    --pureSkips_;
+    pureUs = 0;
+  }
   for (uint32_t i = 1;; ++i) {
     if (arrived()) return Status();
     _mm_pause();
     if ((i & 15) == 0) {
       int64_t us = usSince(t0);
+      if (us >= pureUs && pureUs > 0) {
+        pureSkips_ = kPureBackoff;
+        pureUs = 0;
+      }
       if (us >= args_.spinUs) break;
       if (us >= pureUs) sched_yield();
     }

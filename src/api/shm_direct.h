@@ -12,8 +12,9 @@
 // (the last reader of this parity).
 //
 // Waiting spins a few microseconds, then yields the CPU between checks until spinUs, then sleeps on
-// a futex that writers wake only when someone sleeps. Waits check the deadline, the abort flag and
-// whether the peers' processes still run.
+// a futex that writers wake only when someone sleeps. After a wait that outlasted the first few
+// microseconds the next calls yield from the start (the peer may be waiting for this core). Waits
+// check the deadline, the abort flag and whether the peers' processes still run.
 #pragma once
 
 #include <atomic>
@@ -65,6 +66,7 @@ class ShmDirect {
   size_t stride_ = 0;
   uint64_t seq_ = 0;
   bool oversubscribed_ = false;
+  int pureSkips_ = 0;  // calls left that skip the pure spin (see waitAll)
 };
 
 }  // namespace loom::api
