@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -96,8 +97,8 @@ TEST(ShmDirect, ForcedAlgorithmAndSwitchedOffGiveTheSameResults) {
 // to its peer at once, not spin for microseconds while the peer cannot run. Both ranks are pinned
 // to one CPU after the communicator exists (so it believes it has a core per rank), and the CPU
 // time this thread spends per 1-element direct all-reduce is measured. Spinning through the
-// pure-spin window (4 us) while the peer waits for the core costs at least 2 us a call (3.1-3.3 us
-// measured before the back-off in ShmDirect::waitAll; 0.9 us with it, 2-core VM).
+// pure-spin window (4 us) while the peer waits for the core costs at least 2 us a call (every
+// other call, per rank), the limit; the back-off in ShmDirect::waitAll avoids it.
 TEST(ShmDirect, RanksSharingOneCoreHandItOverWithoutSpinning) {
   RankOptions opt;
   opt.env = {{"LOOM_ALGO", "allreduce:direct"}};
@@ -120,14 +121,22 @@ TEST(ShmDirect, RanksSharingOneCoreHandItOverWithoutSpinning) {
         std::string e;
         for (int i = 0; i < 200 && e.empty(); ++i)  // warm-up
           e = check(loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr), comm, "warm");
-        const int calls = 4000;
-        const double t0 = cpuUs();
-        for (int i = 0; i < calls && e.empty(); ++i)
-          e = check(loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr), comm, "call");
-        const double perCall = (cpuUs() - t0) / calls;
+        // The least CPU time per call over batches of 100 calls (the same number on both ranks):
+        // a batch that another process on this CPU interrupted costs more, a rank that spins
+        // while its peer waits for the core costs it in every batch (2.6-3.2 us before the
+        // back-off; 0.9 us with it, 1.0-1.5 us with a busy process pinned to the same CPU).
+        const double limitUs = 2.0;
+        const int batches = 20, calls = 100;
+        double best = 1e9;
+        for (int b = 0; b < batches && e.empty(); ++b) {
+          const double t0 = cpuUs();
+          for (int i = 0; i < calls && e.empty(); ++i)
+            e = check(loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr), comm, "call");
+          best = std::min(best, (cpuUs() - t0) / calls);
+        }
         sched_setaffinity(0, sizeof all, &all);
         if (!e.empty()) return e;
-        return perCall < 2.0 ? "" : "CPU time per call " + std::to_string(perCall) + " us";
+        return best < limitUs ? "" : "CPU time per call " + std::to_string(best) + " us";
       },
       opt);
   EXPECT_EQ(failures(res), "");
