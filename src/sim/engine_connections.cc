@@ -52,7 +52,11 @@ void Engine::buildConnections() {
       c.dst = unitOf(static_cast<int>(peerRank));
       const int32_t back = (n - c.delta) % n;
       c.sendList = listOf_.find(listKey(shape, false, c.delta));
-      c.recvList = listOf_.find(listKey(unitShapeId(c.dst), true, back));
+      // The receiver's list as the peer rank itself has it: folded, the peer may be another member
+      // of its class than the representative, with the same skeleton (the same step numbers) but
+      // other deltas (fold.h).
+      c.recvList =
+          listOf_.find(listKey(set_.shapeIdOfRank(static_cast<int>(peerRank)), true, back));
       if (c.recvList == FlatMap::kNone) {
         c.recvList = kNoConn;
         continue;

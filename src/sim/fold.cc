@@ -24,22 +24,50 @@ bool isRecv(sched::OpKind k) {
   return k == sched::OpKind::kRecv || k == sched::OpKind::kRecvReduce;
 }
 
-// Distinct peer deltas of a shape's sends and receives.
+// A shape's peer deltas per send and receive slot (SimStep::slot: order of first use).
 struct Deltas {
   std::vector<int32_t> send, recv;
+  // The slot that talks to `delta` in direction `send` (-1: none); slots are few, a scan will do.
+  int slotOf(bool isSend, int32_t delta) const {
+    const std::vector<int32_t>& v = isSend ? send : recv;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] == delta) return static_cast<int>(i);
+    return -1;
+  }
 };
 
 Deltas deltasOf(const Shape& sh) {
   Deltas d;
   for (const SimStep& st : sh.steps) {
-    if (st.op == sched::OpKind::kSend) d.send.push_back(st.peerDelta);
-    if (isRecv(st.op)) d.recv.push_back(st.peerDelta);
-  }
-  for (auto* v : {&d.send, &d.recv}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
+    if (st.op != sched::OpKind::kSend && !isRecv(st.op)) continue;
+    std::vector<int32_t>& v = st.op == sched::OpKind::kSend ? d.send : d.recv;
+    if (v.size() <= st.slot) v.resize(st.slot + 1, 0);
+    v[st.slot] = st.peerDelta;
   }
   return d;
+}
+
+// Two shapes with the same skeleton are the same schedule up to which peer each slot talks to:
+// every field of every step but peerDelta is equal (ops, bytes, seq, slot, dependencies).
+bool sameSkeleton(const Shape& a, const Shape& b) {
+  if (a.steps.size() != b.steps.size() || a.deps != b.deps) return false;
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const SimStep &x = a.steps[i], &y = b.steps[i];
+    if (x.op != y.op || x.seq != y.seq || x.slot != y.slot || x.bytes != y.bytes ||
+        x.depBegin != y.depBegin || x.depCount != y.depCount)
+      return false;
+  }
+  return true;
+}
+
+uint64_t skeletonHash(const Shape& sh) {
+  uint64_t h = mix(0x5e1, sh.steps.size());
+  for (const SimStep& st : sh.steps) {
+    h = mix(h, static_cast<uint64_t>(st.op) | uint64_t{st.slot} << 8 | uint64_t{st.seq} << 32);
+    h = mix(mix(h, st.bytes), uint64_t{st.depCount} << 32 | st.depBegin);
+  }
+  for (uint32_t d : sh.deps) h = mix(h, d);
+  return h;
 }
 
 class Folder {
@@ -59,11 +87,16 @@ class Folder {
  private:
   int gpu(int r) const { return rankGpu_.empty() ? r : rankGpu_[r]; }
   int peer(int r, int32_t delta) const { return static_cast<int>((r + int64_t{delta}) % n_); }
+  int32_t back(int32_t delta) const { return static_cast<int32_t>((n_ - int64_t{delta}) % n_); }
+  const Deltas& deltas(int r) const { return deltas_[set_.shapeIdOfRank(r)]; }
   Status routeRank(int r, int32_t delta, Path* p) {
     return router_.route(gpu(r), gpu(peer(r, delta)), nullptr, p);
   }
-  // Splits classes until every rank's peers (per delta) are in one class and its sends have one
-  // latency; returns the number of classes.
+  // Per rank and slot: the peer's slot for the other end (-1: none), in match_ at latOff_ (sends)
+  // and recvOff_ (receives).
+  void matchSlots();
+  // Splits classes until every rank's peers (per slot) are in one class and talk to it through
+  // one slot, and its sends have one latency; returns the number of classes.
   int refine();
   // Class paths, link classes; false (and split ranks by member signature) when a class path's
   // members cross different link classes.
@@ -78,12 +111,28 @@ class Folder {
   Folding* out_;
   int n_;
   Router router_;
-  std::vector<Deltas> deltas_;    // per shape
+  std::vector<Deltas> deltas_;  // per shape
+  std::vector<int32_t> skel_;   // per shape: skeleton id (sameSkeleton)
+  int nskel_ = 0;
+  std::vector<uint64_t> recvOff_;  // per rank: into match_ (after the sends' entries)
+  std::vector<int32_t> match_;
   std::vector<uint64_t> latOff_;  // per rank: into lat_
   std::vector<uint64_t> lat_;     // per rank per send delta: latency bits
   std::vector<uint64_t> color_;   // per rank: dense class id
   int ncol_ = 0;
 };
+
+void Folder::matchSlots() {
+  recvOff_.assign(n_, 0);
+  match_.assign(latOff_[n_], 0);
+  for (int r = 0; r < n_; ++r) {
+    const Deltas& d = deltas(r);
+    for (size_t i = 0; i < d.send.size(); ++i)
+      match_[latOff_[r] + i] = deltas(peer(r, d.send[i])).slotOf(false, back(d.send[i]));
+    recvOff_[r] = match_.size();
+    for (int32_t dl : d.recv) match_.push_back(deltas(peer(r, dl)).slotOf(true, back(dl)));
+  }
+}
 
 int Folder::refine() {
   std::vector<uint64_t> next(n_);
@@ -92,16 +141,16 @@ int Folder::refine() {
     ids.clear();
     ids.reserve(2 * static_cast<size_t>(ncol_) + 16);
     for (int r = 0; r < n_; ++r) {
-      const Deltas& d = deltas_[set_.shapeIdOfRank(r)];
+      const Deltas& d = deltas(r);
       uint64_t h = mix(0x51ed, color_[r]);
       for (size_t i = 0; i < d.send.size(); ++i) {
-        h = mix(h, static_cast<uint32_t>(d.send[i]));
+        h = mix(h, static_cast<uint32_t>(match_[latOff_[r] + i]));
         h = mix(h, color_[peer(r, d.send[i])]);
         h = mix(h, lat_[latOff_[r] + i]);
       }
-      for (int32_t dl : d.recv) {
-        h = mix(h, (1ull << 40) | static_cast<uint32_t>(dl));
-        h = mix(h, color_[peer(r, dl)]);
+      for (size_t i = 0; i < d.recv.size(); ++i) {
+        h = mix(h, (1ull << 40) | static_cast<uint32_t>(match_[recvOff_[r] + i]));
+        h = mix(h, color_[peer(r, d.recv[i])]);
       }
       next[r] = ids.emplace(h, ids.size()).first->second;
     }
@@ -132,14 +181,17 @@ bool Folder::verifyClasses() const {
       continue;
     }
     int q = rep[c];
-    if (set_.shapeIdOfRank(r) != set_.shapeIdOfRank(q)) return false;
-    const Deltas& d = deltas_[set_.shapeIdOfRank(r)];
+    if (skel_[set_.shapeIdOfRank(r)] != skel_[set_.shapeIdOfRank(q)]) return false;
+    const Deltas &d = deltas(r), &e = deltas(q);
     for (size_t i = 0; i < d.send.size(); ++i) {
-      if (color_[peer(r, d.send[i])] != color_[peer(q, d.send[i])]) return false;
+      if (color_[peer(r, d.send[i])] != color_[peer(q, e.send[i])]) return false;
       if (lat_[latOff_[r] + i] != lat_[latOff_[q] + i]) return false;
+      if (match_[latOff_[r] + i] != match_[latOff_[q] + i]) return false;
     }
-    for (int32_t dl : d.recv)
-      if (color_[peer(r, dl)] != color_[peer(q, dl)]) return false;
+    for (size_t i = 0; i < d.recv.size(); ++i) {
+      if (color_[peer(r, d.recv[i])] != color_[peer(q, e.recv[i])]) return false;
+      if (match_[recvOff_[r] + i] != match_[recvOff_[q] + i]) return false;
+    }
   }
   return true;
 }
@@ -149,15 +201,18 @@ Status Folder::buildPaths(bool* stable) {
   std::vector<int32_t> mlist;
   members(&moff, &mlist);
   // Class paths and the per-link weight each puts on the links it crosses (all members summed).
+  // Members of a class run one skeleton: a send slot's delta is each member's own.
   struct PathKey {
     int cls;
-    int32_t delta;
+    uint32_t slot;
   };
   std::vector<PathKey> keys;
   for (int c = 0; c < ncol_; ++c) {
     int rep = mlist[moff[c]];
-    for (int32_t dl : deltas_[set_.shapeIdOfRank(rep)].send) keys.push_back({c, dl});
+    for (size_t i = 0; i < deltas(rep).send.size(); ++i)
+      keys.push_back({c, static_cast<uint32_t>(i)});
   }
+  auto route = [&](int r, uint32_t slot, Path* p) { return routeRank(r, deltas(r).send[slot], p); };
   const int nl = net_.numLinks();
   std::vector<double> acc(nl, 0.0);
   std::vector<uint8_t> mark(nl, 0);
@@ -168,7 +223,7 @@ Status Folder::buildPaths(bool* stable) {
   Path p;
   for (size_t k = 0; k < keys.size(); ++k) {
     for (uint32_t i = moff[keys[k].cls]; i < moff[keys[k].cls + 1]; ++i) {
-      LOOM_CHECK(routeRank(mlist[i], keys[k].delta, &p));
+      LOOM_CHECK(route(mlist[i], keys[k].slot, &p));
       for (const PathHop& h : p.hops) {
         if (!mark[h.link]) {
           mark[h.link] = 1;
@@ -228,7 +283,7 @@ Status Folder::buildPaths(bool* stable) {
   for (size_t k = 0; k < keys.size(); ++k) {
     bool differ = false;
     for (uint32_t i = moff[keys[k].cls]; i < moff[keys[k].cls + 1]; ++i) {
-      LOOM_CHECK(routeRank(mlist[i], keys[k].delta, &p));
+      LOOM_CHECK(route(mlist[i], keys[k].slot, &p));
       sig.clear();
       for (const PathHop& h : p.hops) sig.push_back(out_->linkClass[h.link]);
       std::sort(sig.begin(), sig.end());
@@ -238,7 +293,7 @@ Status Folder::buildPaths(bool* stable) {
       } else if (sig != sig0) {
         differ = true;
       }
-      uint64_t h = keys[k].delta;
+      uint64_t h = keys[k].slot;
       for (int32_t c : sig) h = mix(h, static_cast<uint32_t>(c));
       split[mlist[i]] = mix(split[mlist[i]], h);
     }
@@ -269,10 +324,11 @@ Status Folder::buildPaths(bool* stable) {
     for (uint32_t j = cp.off; j < out_->hops.size(); ++j) seen[out_->hops[j].link] = 0;
     cp.len = static_cast<uint32_t>(out_->hops.size()) - cp.off;
     int rep = mlist[moff[keys[k].cls]];
-    LOOM_CHECK(routeRank(rep, keys[k].delta, &p));
-    cp.local = gpu(rep) == gpu(peer(rep, keys[k].delta));
+    const int32_t delta = deltas(rep).send[keys[k].slot];
+    LOOM_CHECK(routeRank(rep, delta, &p));
+    cp.local = gpu(rep) == gpu(peer(rep, delta));
     cp.latency = pathLatency(p, cp.local, opt_);
-    out_->pathOf[Folding::key(keys[k].cls, keys[k].delta)] = static_cast<uint32_t>(k);
+    out_->pathOf[Folding::key(keys[k].cls, delta)] = static_cast<uint32_t>(k);
     out_->paths.push_back(cp);
   }
   out_->classOf.assign(color_.begin(), color_.end());
@@ -291,10 +347,24 @@ Status Folder::run() {
     out_->note = "not folded: UGAL routes depend on live link load";
     return Status();
   }
-  if (int64_t{opt_.foldMinMembers} * set_.numShapes() >
-      n_) {  // classes >= shapes: no need to route
-    out_->note =
-        strCat("not folded: ", set_.numShapes(), " different schedules for ", n_, " ranks");
+  // Skeletons: shapes alike up to their peers (a host's GPUs in a ring inside the host differ in
+  // the delta to the next one, 1 or 1 - L, not in the skeleton).
+  skel_.assign(set_.numShapes(), -1);
+  {
+    std::unordered_multimap<uint64_t, int32_t> byHash;  // skeleton hash -> first shape
+    for (int s = 0; s < set_.numShapes(); ++s) {
+      const uint64_t h = skeletonHash(set_.shape(s));
+      auto range = byHash.equal_range(h);
+      for (auto it = range.first; it != range.second && skel_[s] < 0; ++it)
+        if (sameSkeleton(set_.shape(it->second), set_.shape(s))) skel_[s] = skel_[it->second];
+      if (skel_[s] < 0) {
+        skel_[s] = nskel_++;
+        byHash.emplace(h, s);
+      }
+    }
+  }
+  if (int64_t{opt_.foldMinMembers} * nskel_ > n_) {  // classes >= skeletons: no need to route
+    out_->note = strCat("not folded: ", nskel_, " different schedules for ", n_, " ranks");
     return Status();
   }
   deltas_.resize(set_.numShapes());
@@ -311,9 +381,10 @@ Status Folder::run() {
       lat_[latOff_[r] + i] = bitsOf(pathLatency(p, gpu(r) == gpu(peer(r, d.send[i])), opt_));
     }
   }
+  matchSlots();
   color_.resize(n_);
-  for (int r = 0; r < n_; ++r) color_[r] = set_.shapeIdOfRank(r);
-  ncol_ = set_.numShapes();
+  for (int r = 0; r < n_; ++r) color_[r] = skel_[set_.shapeIdOfRank(r)];
+  ncol_ = nskel_;
   for (int round = 0;; ++round) {
     refine();
     if (int64_t{opt_.foldMinMembers} * ncol_ > n_ || round == 16) {

@@ -75,7 +75,7 @@ Status checkSteps(const sched::Schedule& s, int nranks) {
 
 }  // namespace
 
-Status ScheduleSet::add(const sched::Schedule& s) {
+Status ScheduleSet::add(const sched::Schedule& s, bool built) {
   if (s.rank < 0 || s.rank >= nranks_ || s.nranks != nranks_)
     return invalidArgument("sim::ScheduleSet: schedule of rank ", s.rank, " of ", s.nranks,
                            " does not fit a set of ", nranks_, " ranks");
@@ -87,13 +87,13 @@ Status ScheduleSet::add(const sched::Schedule& s) {
     if (sameShape(shapes_[it->second], s, nranks_)) {
       shapeOf_[s.rank] = it->second;
       totalSteps_ += s.steps.size();
-      ++built_;
+      built_ += built;
       return Status();
     }
   }
   LOOM_CHECK(checkSteps(s, nranks_));
   totalSteps_ += s.steps.size();
-  ++built_;
+  built_ += built;
   // A new shape.
   Shape sh;
   sh.hash = h;
@@ -169,6 +169,30 @@ int hostBlock(int n, const std::vector<int>& hostOf) {
   return g;
 }
 
+// Rank r's schedule with every peer moved `shift` places along its host's block (the GPU j of a
+// host becomes GPU j + shift mod block): the schedule of rank r + shift when the plan treats a
+// host's GPUs alike (hier_tree: GPU j runs the rail-j tree; only its ring peers inside the host
+// wrap differently).
+sched::Schedule rotated(const sched::Schedule& s, int shift, int block) {
+  sched::Schedule o = s;
+  o.rank = s.rank - s.rank % block + (s.rank % block + shift) % block;
+  for (sched::Step& st : o.steps)
+    if (isComm(st.op)) st.peer = st.peer - st.peer % block + (st.peer % block + shift) % block;
+  return o;
+}
+
+// Same steps as far as the simulator sees them (ops, peers, bytes, dependencies).
+bool sameSteps(const sched::Schedule& a, const sched::Schedule& b) {
+  if (a.steps.size() != b.steps.size() || a.deps != b.deps) return false;
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const sched::Step &x = a.steps[i], &y = b.steps[i];
+    if (x.op != y.op || x.bytes != y.bytes || x.depBegin != y.depBegin ||
+        x.depCount != y.depCount || (isComm(x.op) && x.peer != y.peer))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, int nranks,
@@ -176,15 +200,19 @@ Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, i
   sched::Group g;
   g.nranks = nranks;
   g.hostOf = hostOf;
+  auto buildOne = [&](int r, sched::Schedule* s) -> Status {
+    g.rank = r;
+    Status st = build(args, g, s);
+    if (!st.ok()) return Status(st.code(), strCat("building rank ", r, ": ", st.message()));
+    s->rank = r;
+    s->nranks = nranks;
+    if (out->algo.empty()) out->algo = s->algo;
+    return Status();
+  };
   auto add = [&](int r) -> Status {
     if (out->has(r)) return Status();
-    g.rank = r;
     sched::Schedule s;
-    Status st = build(args, g, &s);
-    if (!st.ok()) return Status(st.code(), strCat("building rank ", r, ": ", st.message()));
-    s.rank = r;
-    s.nranks = nranks;
-    if (out->algo.empty()) out->algo = s.algo;
+    LOOM_CHECK(buildOne(r, &s));
     return out->add(s);
   };
   const int block = hostBlock(nranks, hostOf);
@@ -211,6 +239,28 @@ Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, i
         if (!out->has(r)) LOOM_CHECK(out->addSameAs(r, r % period));
       return out->complete();
     }
+  }
+  // Rotation inside hosts: when GPU j of every probed host runs GPU 0's schedule rotated by j,
+  // only GPU 0 of each host is built and the others take it rotated.
+  const int hosts = block > 1 ? nranks / block : 0;
+  bool rotate = symmetric && hosts > 1;
+  std::vector<int> probeHosts = {0, hosts - 1};
+  for (int k = 1; k <= kProbes / 4 && k < hosts; ++k)
+    probeHosts.push_back(static_cast<int>((int64_t{hosts} * k) / (kProbes / 4 + 1)));
+  for (size_t i = 0; rotate && i < probeHosts.size(); ++i) {
+    sched::Schedule s0, sj;
+    LOOM_CHECK(buildOne(probeHosts[i] * block, &s0));
+    for (int j = 1; rotate && j < block; ++j) {
+      LOOM_CHECK(buildOne(probeHosts[i] * block + j, &sj));
+      rotate = sameSteps(rotated(s0, j, block), sj);
+    }
+  }
+  for (int h = 0; rotate && h < hosts; ++h) {
+    sched::Schedule s0;
+    LOOM_CHECK(buildOne(h * block, &s0));
+    for (int j = 0; j < block; ++j)
+      if (!out->has(h * block + j))
+        LOOM_CHECK(j == 0 ? out->add(s0) : out->add(rotated(s0, j, block), false));
   }
   for (int r = 0; r < nranks; ++r) LOOM_CHECK(add(r));
   return out->complete();

@@ -36,14 +36,15 @@ class ScheduleSet {
  public:
   explicit ScheduleSet(int nranks) : nranks_(nranks), shapeOf_(nranks, -1) {}
   int nranks() const { return nranks_; }
-  // Adds rank s.rank's schedule (checked: peers in range, deps point backwards).
-  Status add(const sched::Schedule& s);
+  // Adds rank s.rank's schedule (checked: peers in range, deps point backwards); `built`: it came
+  // from the builder (false: derived from another rank's, see buildScheduleSet).
+  Status add(const sched::Schedule& s, bool built = true);
   // Rank `rank` runs the same shape as rank `like` (already added), without building it.
   Status addSameAs(int rank, int like);
   // Every rank has a schedule.
   Status complete() const;
   bool has(int rank) const { return shapeOf_[rank] >= 0; }
-  int built() const { return built_; }  // schedules built and added (not addSameAs)
+  int built() const { return built_; }  // schedules built and added (not derived, not addSameAs)
   const Shape& shapeOfRank(int r) const { return shapes_[shapeOf_[r]]; }
   int shapeIdOfRank(int r) const { return shapeOf_[r]; }
   const Shape& shape(int id) const { return shapes_[id]; }
@@ -73,6 +74,13 @@ using RankBuildFn =
 // being built; at the first that does not, every rank is built. Rings whose segments differ in
 // size (count not a multiple of p), trees and butterflies show it in their first ranks and are
 // built in full. Tests compare the result with the full build.
+//
+// Without a period, plans that treat a host's GPUs alike (hier_tree: GPU j of every host runs the
+// same tree across hosts on its rail, and a ring inside the host) give rank h * B + j the schedule
+// of rank h * B with every peer's index inside its host moved by j (mod B, the ranks per host).
+// When that holds for every GPU of 18 probed hosts (the first, the last, 16 spread), only the
+// first GPU of each host is built and the others take its schedule rotated (B times fewer builder
+// calls); else every rank is built.
 Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, int nranks,
                         const std::vector<int>& hostOf, ScheduleSet* out, bool symmetric = true);
 

@@ -118,6 +118,76 @@ TEST_P(SimFold, FoldedEqualsUnfolded) {
   }
 }
 
+// The tree-based plans fold by skeleton (fold.h): on a rail-optimised fat-tree a host's 8 GPUs
+// run hier_tree's trees across hosts on 8 rail planes that look alike, and differ only in the peer
+// of their ring inside the host (the next GPU is 1 or 1 - 8 away), so a class holds a host's GPUs.
+// Same answers as unfolded (makespan, every rank's finish time, every link's bytes): to rounding
+// with exact event times (timeEpsilon 0), and with the default 1 ps batching too.
+TEST_P(SimFold, TreePlansFoldedEqualUnfolded) {
+  const FabricCase& fc = GetParam();
+  std::unique_ptr<Net> net;
+  ASSERT_TRUE(makeNet(fc.spec, &net).ok()) << fc.spec;
+  const int n = net->numGpus();
+  for (const char* algo : {"hier_tree", "tree"}) {
+    ScheduleSet set(n);
+    ASSERT_TRUE(buildSet(algo, 4 << 20, *net, &set).ok()) << algo;
+    for (double eps : {0.0, 1e-12}) {
+      SimOptions o;
+      o.routing = fc.routing;
+      o.timeEpsilon = eps;
+      o.foldMinMembers = 2;
+      std::string what = strCat(fc.name, " ", algo, " timeEpsilon ", eps);
+      SimResult r = expectSameAsUnfolded(*net, set, o, what);
+      SimResult plain;
+      o.fold = false;
+      ASSERT_TRUE(simulate(*net, set, {}, o, &plain).ok());
+      EXPECT_LE(relDiff(r.seconds, plain.seconds), 1e-12) << what;
+      // hier_tree folds a host's 8 GPUs into one class wherever the rails look alike (spray and
+      // Valiant; ECMP hashes each pair differently, and a flow's hash decides its spine).
+      if (std::string(algo) == "hier_tree" && fc.routing != RoutingMode::kEcmp) {
+        EXPECT_GT(r.foldClasses, 0) << what << ": " << r.foldNote;
+        EXPECT_LE(r.foldClasses, n / 8) << what << ": " << r.foldNote;
+        EXPECT_LE(r.solverFlows * 8, r.flows) << what;
+      }
+    }
+  }
+}
+
+// Failed links make the rail planes differ: hier_tree's classes split (or it does not fold) and
+// the answer stays the one without folding.
+TEST(SimFoldFallback, FailedLinksSplitHierTreeClasses) {
+  std::unique_ptr<Net> net;
+  ASSERT_TRUE(
+      makeNet("fat-tree:levels=2,leavesPerPod=2,spinesPerPod=4,hostsPerLeaf=4,rails=8,speed=NDR",
+              &net)
+          .ok());
+  ScheduleSet set(net->numGpus());
+  ASSERT_TRUE(buildSet("hier_tree", 4 << 20, *net, &set).ok());
+  SimOptions o;
+  o.foldMinMembers = 2;
+  SimResult healthy = expectSameAsUnfolded(*net, set, o, "healthy");
+  ASSERT_GT(healthy.foldClasses, 0) << healthy.foldNote;
+  // Down, one after the other: the busiest tier-1 link, then the busiest from another switch.
+  int first = -1, second = -1;
+  for (int l = 0; l < net->numLinks(); ++l)
+    if (net->link(l).level == LinkLevel::kTier1 &&
+        (first < 0 || healthy.linkBytes[l] > healthy.linkBytes[first]))
+      first = l;
+  ASSERT_GE(first, 0);
+  for (int l = 0; l < net->numLinks(); ++l)
+    if (net->link(l).level == LinkLevel::kTier1 && net->link(l).from != net->link(first).from &&
+        (second < 0 || healthy.linkBytes[l] > healthy.linkBytes[second]))
+      second = l;
+  ASSERT_GE(second, 0);
+  for (int victim : {first, second}) {
+    net->setLinkUp(victim, false);
+    SimResult failed = expectSameAsUnfolded(*net, set, o, net->linkName(victim) + " down");
+    EXPECT_TRUE(failed.foldClasses == 0 || failed.foldClasses > healthy.foldClasses)
+        << healthy.foldNote << " / " << failed.foldNote;
+    EXPECT_GE(failed.seconds, healthy.seconds * (1 - 1e-9));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Fabrics, SimFold, ::testing::ValuesIn(kFabrics),
                          [](const ::testing::TestParamInfo<FabricCase>& i) {
                            std::string s = i.param.name;
@@ -186,7 +256,8 @@ bool sameSteps(const Shape& a, const Shape& b) {
 // Building one schedule per period (ring: 1, hier: the ranks per host) and probing the rest gives
 // every rank exactly the schedule the full build gives, for every registered all-reduce, with
 // counts that do and do not divide into p, hosts of 8 ranks or one rank each; and the shortcut is
-// taken where it should be (ring, hier) and not where ranks differ (tree, uneven segments).
+// taken where it should be (ring, hier; hier_tree by rotation inside hosts) and not where ranks
+// differ (tree, uneven segments).
 TEST(SimScheduleSet, SymmetricBuildEqualsFullBuild) {
   const std::vector<std::string> algos = {"ring", "hier", "hier_tree", "tree", "rabenseifner"};
   int shortcuts = 0;
@@ -214,7 +285,8 @@ TEST(SimScheduleSet, SymmetricBuildEqualsFullBuild) {
                 << what << " rank " << r;
           bool took = sym.built() < p;
           if (name == "ring" && count % p == 0) EXPECT_TRUE(took) << what;
-          if (name == "hier" && count % p == 0 && perHost == 8) EXPECT_TRUE(took) << what;
+          if ((name == "hier" || name == "hier_tree") && count % p == 0 && perHost == 8)
+            EXPECT_TRUE(took) << what;
           if (name == "tree" || (name == "ring" && count % p != 0)) EXPECT_FALSE(took) << what;
           shortcuts += took;
         }
