@@ -1,6 +1,10 @@
-// Folding symmetric ranks into classes (SimOptions::fold): ranks whose schedules are the same
-// shape, whose peers are in the same classes and whose paths have the same latency form a class; a
-// class runs as one unit and its k messages of a step as one flow of multiplicity k. Links fold
+// Folding symmetric ranks into classes (SimOptions::fold): ranks whose schedules have the same
+// skeleton (the same steps up to the peer each send or receive slot talks to: a host's GPUs in a
+// ring inside the host differ in the delta to the next GPU only), whose peers per slot are in the
+// same classes and answer through the same slot, and whose paths have the same latency form a
+// class; a class runs as one unit (its representative's schedule; a message to a member of another
+// class pairs with the step that member has, the same step number in every member) and its k
+// messages of a step as one flow of multiplicity k. Links fold
 // too: links that every class path crosses with the same weight (and that have the same capacity)
 // form a link class, solved as one link. The folded max-min problem is then the exact one
 // restricted to states where all members of a class and all links of a link class are alike, and
