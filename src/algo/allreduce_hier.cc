@@ -27,19 +27,31 @@ struct Parts {
 
 Parts partsOf(const Group& g) {
   Parts out;
-  std::map<int, int> index;
+  // Part of each rank, numbered in order of first appearance (a simulator builds every rank of
+  // 65,536: one pass, no tree of hosts, no vector growing).
+  const bool byHost = g.hostOf.size() == static_cast<size_t>(g.nranks);
+  std::vector<int> partOf(g.nranks), first(g.nranks, -1);  // host id in 0..nranks-1 -> part
+  std::map<int, int> other;                                // any other host id -> part
+  std::vector<int> sizes;
   for (int q = 0; q < g.nranks; ++q) {
-    int h = g.hostOf.size() == static_cast<size_t>(g.nranks) ? g.hostOf[q] : q;
-    auto it = index.emplace(h, static_cast<int>(out.members.size())).first;
-    if (it->second == static_cast<int>(out.members.size())) out.members.emplace_back();
-    if (q == g.rank) {
-      out.part = it->second;
-      out.local = static_cast<int>(out.members[it->second].size());
+    const int h = byHost ? g.hostOf[q] : q;
+    int* slot = h >= 0 && h < g.nranks ? &first[h] : &other.emplace(h, -1).first->second;
+    if (*slot < 0) {
+      *slot = static_cast<int>(sizes.size());
+      sizes.push_back(0);
     }
-    out.members[it->second].push_back(q);
+    partOf[q] = *slot;
+    if (q == g.rank) {
+      out.part = *slot;
+      out.local = sizes[*slot];
+    }
+    ++sizes[*slot];
   }
+  out.members.resize(sizes.size());
+  for (size_t k = 0; k < sizes.size(); ++k) out.members[k].reserve(sizes[k]);
+  for (int q = 0; q < g.nranks; ++q) out.members[partOf[q]].push_back(q);
   out.L = g.nranks;
-  for (const auto& m : out.members) out.L = std::min<int>(out.L, static_cast<int>(m.size()));
+  for (int sz : sizes) out.L = std::min(out.L, sz);
   return out;
 }
 
