@@ -74,6 +74,10 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
          "merge events closer than this (approximation for algorithms with few large steps: "
          "events finish up to this early; not for pipelined rings; 0 = exact to 1 ps)")
       ->capture_default_str();
+  app.add_flag("--no-batch", o->noBatch,
+               "only events at the same instant form a batch (no 1 ps window; slower): folded "
+               "and unfolded runs then agree to rounding, where the window can move an event by "
+               "up to 1 ps in one and not the other");
   app.add_flag("--exact", o->sim.exact,
                "no batching, global rate solve, no folding (slow; for checking)");
   app.add_flag("--no-fold", o->noFold,
@@ -93,7 +97,10 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
   app.add_flag("-q,--quiet", o->quiet, "only the result table");
   try {
     app.parse(argc, argv);
+    if (o->batchUs > 0 && o->noBatch)
+      throw CLI::ValidationError("--batch-us", "cannot go with --no-batch");
     if (o->batchUs > 0) o->sim.timeEpsilon = o->batchUs * 1e-6;
+    if (o->noBatch) o->sim.timeEpsilon = 0;
     o->sim.fold = !o->noFold;
     o->sim.bundle = !o->noBundle;
     if (o->sim.hostCores < 0 || o->coreGBps < 0)

@@ -33,6 +33,7 @@ struct Options {
   int top = 5;
   std::string plotDir;
   bool quiet = false;
+  bool noBatch = false;  // SimOptions::timeEpsilon 0
   bool noFold = false;
   bool noBundle = false;
   std::string planParams;  // --plan-params: CostParams text over the simulated machine's
