@@ -288,6 +288,8 @@ TEST(SimScheduleSet, SymmetricBuildEqualsFullBuild) {
           if ((name == "hier" || name == "hier_tree") && count % p == 0 && perHost == 8)
             EXPECT_TRUE(took) << what;
           if (name == "tree" || (name == "ring" && count % p != 0)) EXPECT_FALSE(took) << what;
+          // Uneven segments: GPU j of a host moves other byte counts than GPU 0, no rotation.
+          if (name == "hier_tree" && count % p != 0) EXPECT_FALSE(took) << what;
           shortcuts += took;
         }
       }
