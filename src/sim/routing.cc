@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <limits>
 
 namespace loom::sim {
@@ -67,6 +66,17 @@ void Router::checkVersion() {
   middle_.clear();
   middleHops_ = 0;
   buildBundles();
+  const std::vector<int32_t>& sws = net_->switches();
+  inOff_.assign(sws.size() + 1, 0);
+  inSw_.clear();
+  for (size_t i = 0; i < sws.size(); ++i) {
+    for (int l : net_->inLinks(sws[i])) {
+      const Link& lk = net_->link(l);
+      if (lk.up && net_->node(lk.from).kind == NodeKind::kSwitch)
+        inSw_.push_back(net_->switchIndex(lk.from));
+    }
+    inOff_[i + 1] = static_cast<uint32_t>(inSw_.size());
+  }
   groupSwitches_.assign(net_->maxGroup() + 1, {});
   for (int sw : net_->switches()) {
     const Node& n = net_->node(sw);
@@ -152,21 +162,18 @@ const std::vector<uint8_t>& Router::distTo(int sw) {
   if (it != dist_.end()) return it->second;
   std::vector<uint8_t>& d = dist_[sw];
   d.assign(net_->switches().size(), kFar);
-  std::deque<int> q;
+  std::vector<int32_t> q;  // breadth-first, by switch index
+  q.reserve(d.size());
   d[net_->switchIndex(sw)] = 0;
-  q.push_back(sw);
-  while (!q.empty()) {
-    int v = q.front();
-    q.pop_front();
-    uint8_t dv = d[net_->switchIndex(v)];
-    for (int l : net_->inLinks(v)) {
-      const Link& lk = net_->link(l);
-      int u = lk.from;
-      if (!lk.up || net_->node(u).kind != NodeKind::kSwitch) continue;
-      uint8_t& du = d[net_->switchIndex(u)];
+  q.push_back(net_->switchIndex(sw));
+  for (size_t head = 0; head < q.size(); ++head) {
+    const int32_t v = q[head];
+    const uint8_t dv = d[v];
+    for (uint32_t k = inOff_[v]; k < inOff_[v + 1]; ++k) {
+      uint8_t& du = d[inSw_[k]];
       if (du != kFar) continue;
       du = static_cast<uint8_t>(dv + 1);
-      q.push_back(u);
+      q.push_back(inSw_[k]);
     }
   }
   return d;

@@ -92,6 +92,10 @@ class Router {
   uint64_t version_ = ~0ull;
   bool cachePaths_ = true;
   std::unordered_map<int, std::vector<uint8_t>> dist_;
+  // Per switch (index), the switches with a live link into it (CSR): distTo's BFS, without
+  // walking NIC links and link records.
+  std::vector<uint32_t> inOff_;
+  std::vector<int32_t> inSw_;
   std::unordered_map<uint64_t, Path> cache_;
   std::vector<std::vector<int>> groupSwitches_;  // groups -> tier >= 2 switches (Valiant targets)
   bool bundles_ = false, violated_ = false;
