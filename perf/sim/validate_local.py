@@ -26,8 +26,8 @@ p-rank sendrecv (p / cores x the 2-rank transfer time) over the measured one (th
 their rate; loom-plan --sim-core-gbps). A third column calibrates point by point: right after
 each validated all-reduce, in the same round, sendrecv_perf --msg-bytes moves the same S in
 messages of the size the schedule loom just ran sends (message_bytes: a ring's or tree's chunk,
-Rabenseifner's halves, recursive doubling's whole vector), on 2 ranks (the flow rate) and, above
-the cores, on p ranks (f); that round's all-reduce is simulated with it, and the ratio is the
+Rabenseifner's halves, recursive doubling's whole vector), on 2 ranks (the flow rate); above the
+cores f is that round's (3.). That round's all-reduce is simulated with it, and the ratio is the
 median over the rounds of simulated / measured. Loopback TCP moves a 16 MiB message much slower
 than a stream of 2 MiB ones (socket buffers), and the machine drifts between rounds: both hit the
 calibration and the point alike.
@@ -171,12 +171,14 @@ def message_bytes(decision, size, ranks):
     return max(1, size // ranks)
 
 
-def calibrate_point(a, transport, ranks, size, msg, iters, calib):
+def calibrate_point(a, transport, size, msg, iters, calib):
     """The chunked calibration of one validated point, run right after it: sendrecv of `size` in
-    messages of `msg` bytes (sendrecv_perf --msg-bytes: the bytes and messages of the schedule's
-    transfers, in and out of cache as they are) on 2 ranks and, above the cores, on `ranks` ranks.
-    Kept in calib["chunked_us"] under "p:size:msg" (once per round)."""
-    for p in sorted({2, ranks if ranks > a.cores else 2}):
+    messages of `msg` bytes on 2 ranks (sendrecv_perf --msg-bytes: the bytes and messages of the
+    schedule's transfers, in and out of cache as they are). Kept in calib["chunked_us"] under
+    "2:size:msg" (once per round). (A first version also ran it on p ranks for f: at 1 MiB on 4-8
+    ranks over tcp that f counted every small message's wake-ups among p processes and the
+    simulation came out 1.25-1.45x slow; the 1-message p-rank sendrecv gives f.)"""
+    for p in [2]:
         key = f"{p}:{size}:{msg}"
         if key not in calib["chunked_us"]:
             calib["chunked_us"][key] = driver_times(
@@ -258,8 +260,8 @@ def measure_round(a, transports, ranks, sizes, algos):
                                           env, log)[s]
                         ran = loom_decision(log[0])
                         r["points"][(t, algo, p, s)] = (us, ran)
-                        calibrate_point(a, t, p, s, message_bytes(algo if ran == "?" else ran,
-                                                                  s, p), iters[s], r["calib"][t])
+                        calibrate_point(a, t, s, message_bytes(algo if ran == "?" else ran, s,
+                                                               p), iters[s], r["calib"][t])
         r["ended"] = time.strftime("%H:%M:%S", time.gmtime())
         return r
     finally:
@@ -270,8 +272,8 @@ def measure_round(a, transports, ranks, sizes, algos):
 def simulate_by_message(a, rounds, key):
     """Per round: the schedule loom ran at this point, simulated with the calibration measured
     right after it (calibrate_point): a flow's rate from the 2-rank sendrecv of the same bytes in
-    messages of the schedule's size, and above the cores the oversubscription factor f from the
-    p-rank one (see oversub_factor). The ratio is the median over the rounds of simulated /
+    messages of the schedule's size, and above the cores that round's oversubscription factor f
+    (oversub_factor: p-rank against 2-rank sendrecv of S in one message). The ratio is the median over the rounds of simulated /
     measured in the same round, so a drift of the machine between rounds hits both alike."""
     t, algo, p, s = key
     ratios, sims, msgs, same = [], [], [], True
@@ -286,7 +288,8 @@ def simulate_by_message(a, rounds, key):
         params = params_line(t, c["alpha_us"], rate / 1e3, r["membw"][s][1], a.cores)
         core_gbps = 0.0
         if p > a.cores:
-            f = oversub_factor(c["alpha_us"], t2, c["chunked_us"][f"{p}:{s}:{m}"], p, a.cores)
+            f = oversub_factor(c["alpha_us"], c["sendrecv_us"][s], c["sendrecv_p_us"][p][s], p,
+                               a.cores)
             core_gbps = 2 * rate / 1e3 * f
         dec, _, sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core_gbps)
         same = same and dec == ran
@@ -420,9 +423,9 @@ def main():
                     f"calibration); **{n_o} of {len(rows)}** with the oversubscription "
                     "calibration (f: p-rank sendrecv, applied to the cores' transfer rate); "
                     f"**{n_m} of {len(rows)}** with the point-by-point chunked calibration (each "
-                    "round's schedule simulated with the sendrecv of the same bytes in messages of "
-                    "the schedule's size, 2 ranks and, above the cores, p ranks for f, run right "
-                    "after it; median over the rounds of simulated / measured).", ""]
+                    "round's schedule simulated with the 2-rank sendrecv of the same bytes in "
+                    "messages of the schedule's size, run right after it, and that round's f; "
+                    "median over the rounds of simulated / measured).", ""]
     for t in transports:
         keys = sorted({k for r in rounds for k in r["calib"][t]["chunked_us"]},
                       key=lambda k: [int(x) for x in k.split(":")])
