@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Per (transport, ranks, size): over every distinct stored planner run (perf/results/*-vm-planner*,
-identical files counted once; one-algorithm and A/B side runs left out), in how many runs each
+identical files counted once; one-algorithm, A/B and hog-affected side runs left out), in how many runs each
 algorithm's median was within 10% of that run's fastest, and the median over runs of its time /
 fastest. Answers "does X beat Y here in general, or in one run?" without measuring.
 
@@ -21,7 +21,7 @@ def main():
     files = sorted(glob.glob("perf/results/*-vm-planner*/**/*.jsonl", recursive=True))
     seen, rows = set(), collections.defaultdict(list)
     for f in files:
-        if any(k in f for k in ("/single/", "/tcp-same/", "/ab/")):
+        if any(k in f for k in ("/single/", "/tcp-same/", "/ab/", "/hog-affected/")):
             continue
         digest = hashlib.md5(open(f, "rb").read()).hexdigest()
         if digest in seen:
