@@ -17,6 +17,7 @@ one() {  # one() TAG BIN ALGO GPUS: a locked scaling run, appended to $D/TAG.csv
 for step in "$@"; do
   case $step in
     new-ht)    one new "$NEW" hier_tree 16384; one new "$NEW" hier_tree 65536 ;;
+    small)     for n in 1024 4096; do one new "$NEW" hier_tree $n; one old "$OLD" hier_tree $n; done ;;
     old-ht16)  one old "$OLD" hier_tree 16384 ;;
     old-ht64)  one old "$OLD" hier_tree 65536 ;;
     new-tree16) one new "$NEW" tree 16384 ;;
