@@ -85,13 +85,13 @@ class LoomBackend : public Backend {
         loomResult_t r = loomGroupStart();
         if (r != loomSuccess) return r;
         loomResult_t s = loomSuccess, v = loomSuccess;
-        for (size_t off = 0; off < c.count || off == 0; off += step) {
-          const size_t n = std::min(step, c.count - off);
+        const size_t msgs = std::max<size_t>(1, (c.count + step - 1) / step);  // 0: one empty
+        for (size_t k = 0; k < msgs; ++k) {
+          const size_t off = k * step, n = std::min(step, c.count - off);
           const char* in = static_cast<const char*>(c.send) + off * es;
           char* out = static_cast<char*>(c.recv) + off * es;
           if (s == loomSuccess) s = loomSend(in, n, c.dt, next, comm_, stream_);
           if (v == loomSuccess) v = loomRecv(out, n, c.dt, prev, comm_, stream_);
-          if (c.count == 0) break;
         }
         r = loomGroupEnd();
         return s != loomSuccess ? s : (v != loomSuccess ? v : r);
