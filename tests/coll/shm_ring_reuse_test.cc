@@ -41,26 +41,49 @@ std::string faultsPerCall(int rank, int p, loomComm_t comm, int calls, double* p
   return "";
 }
 
+// Whether every line of a failure report is a page-fault count over the limit (an error or a wrong
+// element is never retried).
+bool onlyFaults(const std::string& failed) {
+  if (failed.empty()) return false;
+  size_t start = 0;
+  while (start < failed.size()) {
+    size_t end = failed.find('\n', start);
+    if (end == std::string::npos) end = failed.size();
+    const std::string line = failed.substr(start, end - start);
+    if (!line.empty() && line.find("minor page faults per") == std::string::npos) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+// Up to three fresh communicators (new processes, untouched rings) per algorithm, the first that
+// stays under the limit passing: with 4 ranks on 2 cores a reader now and then still holds its ring
+// when the sender could rewind (2 of 30 runs on the 2-core VM walked one 4 MiB ring once, 7-23
+// faults per call), while without reuse every fresh communicator faults about 50 per call.
 TEST(ShmRings, RepeatedMediumAllReducesStopFaulting) {
   for (const char* algo : {"rabenseifner", "ring"}) {
     SCOPED_TRACE(algo);
     RankOptions opt;
     opt.transport = "shm";
     opt.env = {{"LOOM_ALGO", std::string("allreduce:") + algo}};
-    auto res = runRanks(
-        4,
-        [](int rank, int p, loomComm_t comm) -> std::string {
-          double perCall = 0;
-          std::string e = faultsPerCall(rank, p, comm, 40, &perCall);
-          if (!e.empty()) return e;
-          // Without reuse: about 50 per call (a new 4 KiB page of ring on both sides of every
-          // pair for every 4 KiB sent); with it the rings' first pages stay mapped.
-          return perCall < 4 ? ""
-                             : "rank " + std::to_string(rank) + ": " + std::to_string(perCall) +
-                                   " minor page faults per 128 KiB all-reduce";
-        },
-        opt);
-    EXPECT_EQ(failures(res), "");
+    std::string failed;
+    for (int attempt = 0; attempt < 3 && (attempt == 0 || onlyFaults(failed)); ++attempt) {
+      auto res = runRanks(
+          4,
+          [](int rank, int p, loomComm_t comm) -> std::string {
+            double perCall = 0;
+            std::string e = faultsPerCall(rank, p, comm, 40, &perCall);
+            if (!e.empty()) return e;
+            // Without reuse: about 50 per call (a new 4 KiB page of ring on both sides of every
+            // pair for every 4 KiB sent); with it the rings' first pages stay mapped.
+            return perCall < 4 ? ""
+                               : "rank " + std::to_string(rank) + ": " + std::to_string(perCall) +
+                                     " minor page faults per 128 KiB all-reduce";
+          },
+          opt);
+      failed = failures(res);
+    }
+    EXPECT_EQ(failed, "");
   }
 }
 
