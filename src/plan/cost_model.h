@@ -84,7 +84,8 @@ struct CostParams {
   // in bytes, inclusive; a bucket starts above the previous one), written as
   // tuned.shm.4.98304=tree. The planner follows it only for a communicator shaped exactly as the
   // calibrated one (same transport, rank count, one host for shm, one rank per host for tcp, no
-  // fabric) and sizes up to the last bucket; the cost model decides everywhere else.
+  // fabric) and sizes up to the last bucket; the cost model decides everywhere else, and in a
+  // bucket named "model" (a table that overrides the model only where measurements disagree).
   std::map<std::string, std::map<uint64_t, std::string>> tuned;
   // The tuned algorithm for (transport, ranks, bytes), "" when the table does not cover it.
   std::string tunedAlgo(Transport t, int nranks, uint64_t bytes) const;

@@ -116,7 +116,7 @@ std::string CostParams::tunedAlgo(Transport t, int nranks, uint64_t bytes) const
   auto it = tuned.find(strCat(transportName(t), ".", nranks));
   if (it == tuned.end()) return "";
   auto b = it->second.lower_bound(bytes);  // first bucket whose upper bound is >= bytes
-  return b == it->second.end() ? "" : b->second;
+  return b == it->second.end() || b->second == "model" ? "" : b->second;
 }
 
 const AlgoFit* CostParams::fit(const std::string& algo, Transport t) const {

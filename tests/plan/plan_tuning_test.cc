@@ -79,6 +79,11 @@ TEST(ModelTerms, ParseRoundTripAndErrors) {
   EXPECT_EQ(cp.tunedAlgo(Transport::kShm, 4, 98305), "");  // above the last bucket: the model
   EXPECT_EQ(cp.tunedAlgo(Transport::kShm, 8, 8), "");
   EXPECT_EQ(cp.tunedAlgo(Transport::kTcp, 8, 1000), "rd");
+  // "model": the bucket leaves the choice to the cost model.
+  CostParams gaps;
+  ASSERT_TRUE(CostParams::parse("tuned.tcp.8.16384=model,tuned.tcp.8.65536=rd", &gaps).ok());
+  EXPECT_EQ(gaps.tunedAlgo(Transport::kTcp, 8, 8), "");
+  EXPECT_EQ(gaps.tunedAlgo(Transport::kTcp, 8, 32768), "rd");
   CostParams back;
   ASSERT_TRUE(CostParams::parse(cp.toString(), &back).ok());
   EXPECT_EQ(back.toString(), cp.toString());
