@@ -335,7 +335,9 @@ Status Engine::setUp() {
                              net_.numGpus(), " GPUs");
   }
   if (n >= (1 << 21)) return invalidArgument("sim: at most 2M ranks");
-  if (opt_.fold && !opt_.exact) {
+  if (!opt_.busySlowdown.empty()) {
+    res_->foldNote = "not folded: busySlowdown";
+  } else if (opt_.fold && !opt_.exact) {
     LOOM_CHECK(foldRanks(net_, set_, rankGpu_, opt_, &fold_));
     folded_ = fold_.folded;
     res_->foldNote = fold_.note;
@@ -448,7 +450,9 @@ Status Engine::run() {
   };
   for (;;) {
     releaseIdle();
-    int c = mm_->recompute(now_, opt_.exact || !opt_.components, emit);
+    // A host whose busy ranks changed its cores' capacity: every flow is solved again.
+    const bool global = updateBusy() || opt_.exact || !opt_.components;
+    int c = mm_->recompute(now_, global, emit);
     if (c > 0) {
       ++res_->recomputes;
       res_->recomputeFlows += c;

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -63,6 +64,16 @@ struct SimOptions {
   // A CPU-performed transfer between two ranks also runs at most at this rate, shared by the
   // pair's messages at once (the handoff of slices between two processes; 0: no such limit).
   double pairGBps = 0;
+  // Oversubscription by busy ranks (hostCores > 0): while k ranks of a host are busy (at least one
+  // transfer or compute flow crosses their core) and k > hostCores, the host's cores deliver
+  // 1 / f(k) of their capacity. What more processes than cores cost (context switches, cache
+  // refills, wake-ups) grows with the processes runnable at once, not with the ranks on the host:
+  // a rank blocked in a receive costs little, so a tree whose levels keep two ranks busy is not
+  // slowed like a ring that keeps all of them busy. Points (k, f), k > hostCores and increasing,
+  // f > 0 (f < 1: faster than the plain max-min share); f(k) = 1 for k <= hostCores, linear
+  // between (hostCores, 1) and the points, the last point's f past it. Empty: off. On, the run
+  // is not folded, and a batch in which a host's f changes re-solves all flows.
+  std::vector<std::pair<int, double>> busySlowdown;
   bool exact = false;  // no batching, global recomputation, no folding, no bundles
   // Unfolded spray / Valiant runs: parallel switch links crossed evenly count as one constraint
   // (Router::setBundles; a path that crosses a bundle unevenly makes simulate() rerun without).

@@ -1,4 +1,5 @@
 // CPU work in the simulator: reductions and CPU-performed transfers as flows on core links.
+#include <cmath>
 #include <map>
 #include <vector>
 
@@ -83,7 +84,7 @@ Status Engine::setUpCompute() {
                            opt_.sendCoreGBps, "), recvCoreGBps (", opt_.recvCoreGBps,
                            "), recvReduceCoreGBps (", opt_.recvReduceCoreGBps, ") and pairGBps (",
                            opt_.pairGBps, ") must be >= 0");
-  if (!compute_) return Status();
+  if (!compute_) return setUpBusy();
   cpuMoves_ = opt_.sendCoreGBps > 0 || opt_.recvCoreGBps > 0 || opt_.recvReduceCoreGBps > 0 ||
               opt_.pairGBps > 0;
   fused_ = opt_.recvReduceCoreGBps > 0;
@@ -98,7 +99,7 @@ Status Engine::setUpCompute() {
                 .second)
           cap_.push_back(opt_.pairGBps * 1e9);
   }
-  if (opt_.hostCores <= 0) return Status();
+  if (opt_.hostCores <= 0) return setUpBusy();
   hostBase_ = static_cast<uint32_t>(cap_.size());
   cap_.resize(cap_.size() + net_.numHosts(), opt_.hostCores * kCoreNsPerSec);
   unitHosts_.assign(units_, {});
@@ -111,7 +112,55 @@ Status Engine::setUpCompute() {
     else
       ++it->second;
   }
+  return setUpBusy();
+}
+
+Status Engine::setUpBusy() {
+  const auto& pts = opt_.busySlowdown;
+  busyOn_ = !pts.empty();
+  if (!busyOn_) return Status();
+  if (!compute_ || opt_.hostCores <= 0 || folded_)
+    return invalidArgument("sim: busySlowdown needs computeShared, hostCores > 0 and no folding");
+  for (size_t i = 0; i < pts.size(); ++i) {
+    const auto [k, f] = pts[i];
+    if (k <= opt_.hostCores || (i > 0 && k <= pts[i - 1].first) || !(f > 0) || !std::isfinite(f))
+      return invalidArgument("sim: busySlowdown point ", k, ":", f, " must have k > hostCores (",
+                             opt_.hostCores, "), k above the point before it and 0 < f < inf");
+  }
+  hostBusy_.assign(net_.numHosts(), 0);
+  busyCount_.assign(net_.numHosts(), 0);
+  unitHost_.resize(units_);
+  for (int u = 0; u < units_; ++u) unitHost_[u] = unitHosts_[u].front().first;
   return Status();
+}
+
+double Engine::busyFactor(int k) const {
+  double k0 = opt_.hostCores, f0 = 1.0;
+  if (k <= k0) return 1.0;
+  for (const auto& [k1, f1] : opt_.busySlowdown) {
+    if (k <= k1) return f0 + (f1 - f0) * (k - k0) / (k1 - k0);
+    k0 = k1;
+    f0 = f1;
+  }
+  return f0;
+}
+
+bool Engine::updateBusy() {
+  if (!busyOn_) return false;
+  std::fill(busyCount_.begin(), busyCount_.end(), 0);
+  for (int u = 0; u < units_; ++u)
+    if (mm_->carries(cpuBase_ + u)) ++busyCount_[unitHost_[u]];
+  bool changed = false;
+  for (size_t h = 0; h < busyCount_.size(); ++h) {
+    const int k = busyCount_[h];
+    if (k == hostBusy_[h]) continue;
+    const double before = busyFactor(hostBusy_[h]), after = busyFactor(k);
+    hostBusy_[h] = k;
+    if (after == before) continue;
+    mm_->setCapacity(hostBase_ + static_cast<uint32_t>(h), opt_.hostCores * kCoreNsPerSec / after);
+    changed = true;
+  }
+  return changed;
 }
 
 // With host cores shared, a folded run is exact only when every host a class is on holds the same

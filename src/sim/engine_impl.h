@@ -304,6 +304,13 @@ class Engine {
   std::map<std::tuple<uint32_t, int32_t, int32_t, bool>, uint32_t> cpuPathOf_;
   std::unordered_map<uint64_t, int32_t> pairLink_;  // (src unit, send delta) -> link (pairGBps)
   std::vector<PathHop> tmpHops_;
+  // SimOptions::busySlowdown (unfolded): per host the busy ranks when last counted, per unit its
+  // host. updateBusy() counts them and sets the host links' capacities; true when one changed.
+  bool busyOn_ = false;
+  std::vector<int32_t> hostBusy_, unitHost_, busyCount_;
+  Status setUpBusy();
+  double busyFactor(int k) const;
+  bool updateBusy();
 };
 
 // With host cores shared, a folded run is exact only when every host a class is on holds the same

@@ -10,6 +10,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/status.h"
 #include "sim/net.h"
@@ -26,5 +29,10 @@ struct LocalHostParams {
 
 // `out` is replaced by the new Net; rank r of host h is GPU h * ranksPerHost + r.
 Status localHostNet(const LocalHostParams& p, std::unique_ptr<Net>* out);
+
+// SimOptions::busySlowdown from text "K:F,K:F,..." (e.g. "4:1.28,8:1.6"; "" gives none). `what`
+// names the option in the error (a malformed point; the engine checks the values).
+Status parseBusySlowdown(const std::string& text, const std::string& what,
+                         std::vector<std::pair<int, double>>* out);
 
 }  // namespace loom::sim

@@ -103,6 +103,29 @@ void MaxMin::setCap(Flow* fl) {
   }
 }
 
+bool MaxMin::carries(uint32_t l) const {
+  for (const LinkFlow& e : linkFlows_[l])
+    if (flows_[e.flow].active) return true;
+  return false;
+}
+
+void MaxMin::setCapacity(uint32_t l, double cap) {
+  if (bounds_) dropBounds();  // they were summed from the old capacities
+  lk_[l].cap = cap;
+  for (const LinkFlow& e : linkFlows_[l]) {
+    Flow& fl = flows_[e.flow];
+    const double w = fl.parked ? 0.0 : 1.0;  // a parked flow adds no demand
+    for (uint32_t i = 0; i < fl.len; ++i)
+      lk_[hop(fl, i).link].demand -= w * hop(fl, i).weight * fl.cap;
+    setCap(&fl);
+    for (uint32_t i = 0; i < fl.len; ++i) {
+      lk_[hop(fl, i).link].demand += w * hop(fl, i).weight * fl.cap;
+      touch(static_cast<int>(hop(fl, i).link));
+    }
+  }
+  touch(static_cast<int>(l));
+}
+
 double MaxMin::refill(uint32_t f, double bytes, double now) {
   Flow& fl = flows_[f];
   fl.bytesLeft = bytes;

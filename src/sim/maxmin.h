@@ -179,6 +179,11 @@ class MaxMin {
   uint32_t version(uint32_t f) const { return version_[f]; }
   bool active(uint32_t f) const { return flows_[f].active; }
   const double* linkLoad() const { return load_.data(); }
+  // Link l carries an active (not parked) flow.
+  bool carries(uint32_t l) const;
+  // Link l's capacity becomes `cap` (bytes/s): its flows' caps follow, the link is touched and
+  // the bounds (see the top) are dropped for the rest of the run. Solve globally after it.
+  void setCapacity(uint32_t l, double cap);
   size_t activeFlows() const { return active_.size(); }
 
   // New rates for the changed component(s) (all flows when `global`); for every flow whose rate

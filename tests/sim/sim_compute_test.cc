@@ -11,24 +11,17 @@
 #include "sim/from_topology.h"
 #include "sim/local_host.h"
 #include "sim/schedule_set.h"
+#include "sim_compute_util.h"
 #include "topo/synth/synth.h"
 
 namespace loom::sim {
 namespace {
 
-constexpr uint64_t kBytes = 8 << 20;
+using testing::oneHost;
+using testing::reduceOnly;
+using testing::run;
 
-std::unique_ptr<Net> oneHost(int ranks, int hosts = 1) {
-  LocalHostParams p;
-  p.hosts = hosts;
-  p.ranksPerHost = ranks;
-  p.flowGBps = 1000;  // the network never limits here: only cores do
-  p.hostGBps = 0;
-  p.nicGBps = 1000;
-  std::unique_ptr<Net> net;
-  EXPECT_TRUE(localHostNet(p, &net).ok());
-  return net;
-}
+constexpr uint64_t kBytes = 8 << 20;
 
 SimOptions computeOptions(double reduceGBps, double hostCores) {
   SimOptions o;
@@ -39,27 +32,6 @@ SimOptions computeOptions(double reduceGBps, double hostCores) {
   o.latNvlinkUs = o.latPcieUs = o.latNetUs = 0;
   o.latHopUs = 0;
   return o;
-}
-
-// Rank r reduces bytes[r] (one Reduce step).
-ScheduleSet reduceOnly(const std::vector<uint64_t>& bytes) {
-  const int p = static_cast<int>(bytes.size());
-  ScheduleSet set(p);
-  for (int r = 0; r < p; ++r) {
-    sched::Schedule s;
-    s.rank = r;
-    s.nranks = p;
-    s.reduce({sched::kBufSend, 0}, {sched::kBufRecv, 0}, bytes[r]);
-    EXPECT_TRUE(set.add(s).ok());
-  }
-  return set;
-}
-
-double run(const Net& net, const ScheduleSet& set, const SimOptions& o) {
-  SimResult res;
-  Status s = simulate(net, set, {}, o, &res);
-  EXPECT_TRUE(s.ok()) << s.toString();
-  return res.seconds;
 }
 
 // Four ranks reducing 8 MiB each on two cores: two ranks per core, each at half speed, so twice

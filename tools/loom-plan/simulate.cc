@@ -100,9 +100,17 @@ Status PlanSimulator::init() {
         viaTcp ? 1.0 / (1.0 / simOpt_.recvCoreGBps + 1.0 / cp.reduceGBps) : cp.reduceGBps;
     simOpt_.reduceGBps = cp.reduceGBps;
     simOpt_.copyGBps = simOpt_.sendCoreGBps;
+    LOOM_CHECK(
+        sim::parseBusySlowdown(o.busySlowdown, "--sim-busy-slowdown", &simOpt_.busySlowdown));
+    for (const auto& [k, f] : simOpt_.busySlowdown)
+      if (k <= o.localCores || !(f > 0))
+        return invalidArgument("--sim-busy-slowdown: ", k, ":", f, " needs more busy ranks than ",
+                               "--sim-cores (", o.localCores, ") and a slowdown > 0");
     for (int r = 0; r < p; ++r) rankGpu_[r] = r;
     return Status();
   }
+  if (!o.busySlowdown.empty())
+    return invalidArgument("--sim-busy-slowdown needs --sim-cores (one machine's shared cores)");
   if (s_.topology) {
     sim::NodeParams np;
     np.gpusPerNode = s_.perHost;
@@ -143,6 +151,10 @@ std::string PlanSimulator::describeModel() const {
        << " core-ns, reduced on receipt " << 1 / simOpt_.recvReduceCoreGBps
        << ", a pair moves at most " << simOpt_.pairGBps << " GB/s, " << simOpt_.latNvlinkUs
        << " us per message";
+    if (!simOpt_.busySlowdown.empty()) {
+      os << "; with k ranks busy the cores deliver 1/f(k):";
+      for (const auto& [k, f] : simOpt_.busySlowdown) os << " " << k << ":" << f;
+    }
   } else {
     os << (s_.topology ? "the topology's fabric" : "a flat non-blocking switch")
        << ", spray routing, " << s_.perHost << " ranks per host at " << cp.shmGBps
@@ -296,6 +308,10 @@ void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* o) {
   app->add_option("--sim-core-gbps", o->coreGBps,
                   "With --sim-cores: bytes per second one core moves on one side of a transfer "
                   "(default 2 x the transport's rate)");
+  app->add_option("--sim-busy-slowdown", o->busySlowdown,
+                  "With --sim-cores: K:F,... while K ranks are busy at once (more than the "
+                  "cores) they deliver 1/F of the cores' capacity, linear in between (e.g. "
+                  "4:1.3,8:1.6)");
 }
 
 }  // namespace loomplan

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "sim/local_host.h"
 #include "topo/classify.h"
 #include "topo/ibnet.h"
 #include "topo/synth/synth.h"
@@ -69,6 +70,10 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
                  "with --compute-shared: transfers are moved by the CPUs, a byte costs the "
                  "sender's and the receiver's core 1 / this (GB/s; 0: moved by NICs/DMA)")
       ->capture_default_str();
+  app.add_option("--busy-slowdown", o->busySlowdown,
+                 "with --host-cores: K:F,... while K ranks of a host are busy at once (more than "
+                 "its cores) they deliver 1/F of the cores' capacity, linear in between; no "
+                 "folding (e.g. 4:1.3,8:1.6)");
   app.add_option(
          "--batch-us", o->batchUs,
          "merge events closer than this (approximation for algorithms with few large steps: "
@@ -110,6 +115,10 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
       throw CLI::ValidationError(o->sim.hostCores > 0 ? "--host-cores" : "--core-gbps",
                                  "needs --compute-shared");
     o->sim.sendCoreGBps = o->sim.recvCoreGBps = o->coreGBps;
+    if (!o->busySlowdown.empty() && o->sim.hostCores <= 0)
+      throw CLI::ValidationError("--busy-slowdown", "needs --host-cores");
+    Status bs = sim::parseBusySlowdown(o->busySlowdown, "--busy-slowdown", &o->sim.busySlowdown);
+    if (!bs.ok()) throw CLI::ValidationError(bs.message());
   } catch (const CLI::ParseError& e) {
     *rc = app.exit(e);
     return false;

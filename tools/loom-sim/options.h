@@ -26,9 +26,10 @@ struct Options {
   std::string routing = "spray";
   int seeds = 1;  // Monte Carlo over ECMP seeds
   sim::SimOptions sim;
-  double coreGBps = 0;  // --core-gbps: SimOptions::sendCoreGBps and recvCoreGBps
-  double batchUs = 0;   // > 0: SimOptions::timeEpsilon in microseconds
-  std::string fail;     // what-if spec (sim/whatif.h)
+  double coreGBps = 0;       // --core-gbps: SimOptions::sendCoreGBps and recvCoreGBps
+  std::string busySlowdown;  // --busy-slowdown: SimOptions::busySlowdown ("K:F,...")
+  double batchUs = 0;        // > 0: SimOptions::timeEpsilon in microseconds
+  std::string fail;          // what-if spec (sim/whatif.h)
   uint64_t failSeed = 1;
   int top = 5;
   std::string plotDir;
