@@ -30,7 +30,16 @@ Rabenseifner's halves, recursive doubling's whole vector), on 2 ranks (the flow 
 cores f is that round's (3.). That round's all-reduce is simulated with it, and the ratio is the
 median over the rounds of simulated / measured. Loopback TCP moves a 16 MiB message much slower
 than a stream of 2 MiB ones (socket buffers), and the machine drifts between rounds: both hit the
-calibration and the point alike.
+calibration and the point alike. A fourth column ("busy f") is the third with the oversubscription
+applied by busy ranks: with k ranks busy at once (a transfer or reduction on their core) and k
+above the cores, the cores deliver 1 / f(k) of their capacity (loom-plan --sim-busy-slowdown,
+f(q) from that round's q-rank sendrecv for each q above the cores, linear in between): what more
+processes than cores cost grows with the processes runnable at once, so a schedule that keeps few
+ranks busy at a time (a tree's levels) is slowed less than one that keeps all busy (a ring).
+
+  perf/sim/validate_local.py --build build --rescore perf/results/<run>/tcp
+simulates an earlier run's points.json again (all four columns, nothing measured) into
+summary-rescored.md and points-rescored.json beside it.
 
   perf/sim/validate_local.py --build build --out perf/results/<date>-<host>-sim-vs-loom
 """
@@ -211,14 +220,17 @@ def plan_args(transport, ranks):
     return ["--hosts", str(ranks), "--ranks-per-host", "1", "--transport", "tcp"]
 
 
-def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0):
+def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, busy="",
+             by_demand=False):
     """(decision, model us, simulated us) of loom-plan --simulate for one point (core_gbps > 0:
-    --sim-core-gbps)."""
+    --sim-core-gbps; busy: --sim-busy-slowdown; by_demand: --sim-busy-by-demand)."""
     cmd = [os.path.join(build, "tools", "loom-plan", "loom-plan"), *plan_args(transport, ranks),
            "--params", params, "--simulate", "--sim-always", "--sim-cores", str(cores),
            "--min", str(size), "--max", str(size)]
     if core_gbps > 0:
         cmd += ["--sim-core-gbps", f"{core_gbps:.4f}"]
+    if busy:
+        cmd += ["--sim-busy-slowdown", busy] + (["--sim-busy-by-demand"] if by_demand else [])
     if algo != "planner":
         cmd += ["--algo", f"allreduce:{algo.split('(')[0]}"]
     for line in run(cmd).splitlines():
@@ -267,12 +279,25 @@ def measure_round(a, transports, ranks, sizes, algos):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def simulate_by_message(a, rounds, key):
+def busy_slowdown(c, s, cores):
+    """--sim-busy-slowdown text from one round's calibration `c` at size s: for each rank count q
+    above the cores that the round measured, q:1/f(q) (f: oversub_factor of the q-rank sendrecv,
+    the cores' rate multiplier; its inverse slows the cores while q ranks are busy at once)."""
+    pts = sorted((int(q), oversub_factor(c["alpha_us"], c["sendrecv_us"][s], v[s], int(q), cores))
+                 for q, v in c["sendrecv_p_us"].items() if int(q) > cores)
+    return ",".join(f"{q}:{1 / f:.4f}" for q, f in pts)
+
+
+def simulate_by_message(a, rounds, key, busy=""):
     """Per round: the schedule loom ran at this point, simulated with the calibration measured
     right after it (calibrate_point): a flow's rate from the 2-rank sendrecv of the same bytes in
     messages of the schedule's size, and above the cores that round's oversubscription factor f
     (oversub_factor: p-rank against 2-rank sendrecv of S in one message). The ratio is the median over the rounds of simulated /
-    measured in the same round, so a drift of the machine between rounds hits both alike."""
+    measured in the same round, so a drift of the machine between rounds hits both alike.
+    busy: f is not a blanket change of the cores' rate but a slowdown 1/f(k) of the cores while k
+    ranks are busy at once (busy_slowdown; loom-plan --sim-busy-slowdown), so a schedule that
+    keeps few ranks busy at a time is slowed less ("count": k counts the busy ranks; "demand":
+    each busy rank counts as the share of its core its flows would take alone, at most 1)."""
     t, algo, p, s = key
     ratios, sims, msgs, same = [], [], [], True
     for r in rounds:
@@ -284,12 +309,15 @@ def simulate_by_message(a, rounds, key):
         t2 = c["chunked_us"][f"2:{s}:{m}"]
         rate = s / max(1e-3, t2 - c["alpha_us"])  # bytes/us
         params = params_line(t, c["alpha_us"], rate / 1e3, r["membw"][s][1], a.cores)
-        core_gbps = 0.0
-        if p > a.cores:
+        core_gbps, slow = 0.0, ""
+        if p > a.cores and busy:
+            slow = busy_slowdown(c, s, a.cores)
+        elif p > a.cores:
             f = oversub_factor(c["alpha_us"], c["sendrecv_us"][s], c["sendrecv_p_us"][p][s], p,
                                a.cores)
             core_gbps = 2 * rate / 1e3 * f
-        dec, _, sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core_gbps)
+        dec, _, sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core_gbps, slow,
+                                  busy == "demand")
         same = same and dec == ran
         ratios.append(sim_us / us)
         sims.append(sim_us)
@@ -300,7 +328,10 @@ def simulate_by_message(a, rounds, key):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--build", default="build")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="results directory (required unless --rescore)")
+    ap.add_argument("--rescore", metavar="DIR",
+                    help="measure nothing: simulate DIR/points.json (an earlier run) again, all "
+                    "columns, into DIR/summary-rescored.md and DIR/points-rescored.json")
     ap.add_argument("--ranks", default="2,4,8")
     ap.add_argument("--sizes", default="1M,4M,16M,64M")
     ap.add_argument("--transports", default="shm,tcp")
@@ -326,8 +357,16 @@ def main():
         sys.exit("validate_local: --sizes must be x4 steps (the drivers' -f 4)")
     if a.rounds < 1:
         sys.exit("validate_local: --rounds must be >= 1")
-    os.makedirs(a.out, exist_ok=True)
+    if not a.rescore and not a.out:
+        sys.exit("validate_local: --out DIR is required (or --rescore DIR)")
+    if a.rescore and not os.path.isfile(os.path.join(a.rescore, "points.json")):
+        sys.exit(f"validate_local: --rescore: no points.json in '{a.rescore}'")
+    if not a.rescore:
+        os.makedirs(a.out, exist_ok=True)
 
+    if a.rescore:
+        rescore(a)
+        return
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     rounds = []
     for i in range(a.rounds):
@@ -336,7 +375,37 @@ def main():
         rounds.append(measure_round(a, transports, ranks, sizes, algos))
         print(f"validate_local: round {i + 1}: {rounds[-1]['started']}-{rounds[-1]['ended']} UTC",
               flush=True)
+    score(a, rounds, transports, ranks, sizes, algos, started, platform.node(), a.out,
+          "summary.md", "points.json")
 
+
+def rescore(a):
+    """--rescore DIR: the points.json of an earlier run simulated again with this build (every
+    column, the busy-f one included), nothing measured; written beside it under new names."""
+    with open(os.path.join(a.rescore, "points.json")) as f:
+        d = json.load(f)
+    rounds = []
+    for r in d["rounds"]:
+        calib = {t: {"alpha_us": c["alpha_us"],
+                     "sendrecv_us": {int(k): v for k, v in c["sendrecv_us"].items()},
+                     "sendrecv_p_us": {int(q): {int(k): v for k, v in m.items()}
+                                       for q, m in c["sendrecv_p_us"].items()},
+                     "chunked_us": c["chunked_us"]} for t, c in r["calib"].items()}
+        rounds.append({"started": r["started"], "ended": r["ended"], "calib": calib,
+                       "membw": {int(k): tuple(v) for k, v in r["membw"].items()},
+                       "points": {tuple(p["key"]): (p["us"], p["loom_ran"])
+                                  for p in r["points"]}})
+    keys = list(rounds[0]["points"])
+    uniq = lambda i: list(dict.fromkeys(k[i] for k in keys))
+    score(a, rounds, uniq(0), sorted(uniq(2)), sorted(uniq(3)), uniq(1),
+          d["started"] + f" (re-scored {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
+          d["host"], a.rescore, "summary-rescored.md", "points-rescored.json")
+
+
+def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, summary_name,
+          points_name):
+    """Simulates every point of `rounds` in the four columns and writes the summary and the raw
+    numbers (out_dir/summary_name, out_dir/points_name)."""
     # Calibrated once: the medians over the rounds.
     swept = sorted(rounds[0]["membw"])
     red = {s: median([r["membw"][s][1] for r in rounds]) for s in swept}
@@ -370,10 +439,16 @@ def main():
                         sim_o = simulate(a.build, t, p, s, calib[t]["params"][s], algo, a.cores,
                                          2 * rate / 1e3 * f)[2]
                     msg = simulate_by_message(a, rounds, k)
+                    bsy = simulate_by_message(a, rounds, k, "count") if p > a.cores else msg
+                    dmd = simulate_by_message(a, rounds, k, "demand") if p > a.cores else msg
                     rows.append({"transport": t, "algo": algo, "ranks": p, "size": s,
                                  "msg_bytes": msg["bytes"], "msg_sim_us": msg["sim_us"],
                                  "msg_ratio": msg["ratio"], "msg_same": msg["same"],
                                  "msg_pass": abs(msg["ratio"] - 1) <= a.tolerance,
+                                 "busy_sim_us": bsy["sim_us"], "busy_ratio": bsy["ratio"],
+                                 "busy_pass": abs(bsy["ratio"] - 1) <= a.tolerance,
+                                 "demand_sim_us": dmd["sim_us"], "demand_ratio": dmd["ratio"],
+                                 "demand_pass": abs(dmd["ratio"] - 1) <= a.tolerance,
                                  "decision": dec, "loom_ran": ",".join(ran), "measured_us": m,
                                  "runs_us": runs, "simulated_us": sim_us, "model_us": model_us,
                                  "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance,
@@ -384,8 +459,11 @@ def main():
     out = ["| transport | schedule | ranks | size | decision (simulated) | loom ran | "
            "measured us (median) | rounds min-max | simulated us | sim/measured | | "
            "oversub. f | simulated us, f | sim/measured, f | | message | simulated us, "
-           "chunked | sim/measured per round, chunked | |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "chunked | sim/measured per round, chunked | | simulated us, busy f | "
+           "sim/measured per round, busy f | | simulated us, busy f by demand | "
+           "sim/measured per round, busy f by demand | |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+           "---|---|---|---|"]
     for r in rows:
         same = r["loom_ran"] == r["decision"]
         out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
@@ -396,11 +474,15 @@ def main():
                    f"{r['simulated_oversub_us']:.0f} | {r['ratio_oversub']:.2f} | "
                    f"{'PASS' if r['pass_oversub'] else 'MISS'} | {human_msg(r['msg_bytes'])}"
                    f"{'' if r['msg_same'] else ' (chunk differs)'} | {r['msg_sim_us']:.0f} | "
-                   f"{r['msg_ratio']:.2f} | {'PASS' if r['msg_pass'] else 'MISS'} |")
+                   f"{r['msg_ratio']:.2f} | {'PASS' if r['msg_pass'] else 'MISS'} | "
+                   f"{r['busy_sim_us']:.0f} | {r['busy_ratio']:.2f} | "
+                   f"{'PASS' if r['busy_pass'] else 'MISS'} | {r['demand_sim_us']:.0f} | "
+                   f"{r['demand_ratio']:.2f} | {'PASS' if r['demand_pass'] else 'MISS'} |")
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
-    host = platform.node()
+    n_b = sum(r["busy_pass"] for r in rows)
+    n_d = sum(r["demand_pass"] for r in rows)
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -423,7 +505,13 @@ def main():
                     f"**{n_m} of {len(rows)}** with the point-by-point chunked calibration (each "
                     "round's schedule simulated with the 2-rank sendrecv of the same bytes in "
                     "messages of the schedule's size, run right after it, and that round's f; "
-                    "median over the rounds of simulated / measured).", ""]
+                    f"median over the rounds of simulated / measured); **{n_b} of {len(rows)}** "
+                    "with busy f (the same, but above the cores the slowdown 1/f(k) applies to "
+                    "the cores only while k ranks are busy at once, f(q) from that round's q-rank "
+                    "sendrecv for each q above the cores: loom-plan --sim-busy-slowdown); "
+                    f"**{n_d} of {len(rows)}** with busy f by demand (a busy rank counts as the "
+                    "share of its core its flows would take alone, at most 1: "
+                    "--sim-busy-by-demand).", ""]
     for t in transports:
         keys = sorted({k for r in rounds for k in r["calib"][t]["chunked_us"]},
                       key=lambda k: [int(x) for x in k.split(":")])
@@ -440,9 +528,9 @@ def main():
     lines += ["", "One core (membw_perf, median): " + "; ".join(
         f"{human(s)}: memcpy {mcpy[s]:.2f}, loom-red {red[s]:.2f} GB/s" for s in swept), ""]
     text = "\n".join(lines) + "\n"
-    with open(os.path.join(a.out, "summary.md"), "w") as f:
+    with open(os.path.join(out_dir, summary_name), "w") as f:
         f.write(text)
-    with open(os.path.join(a.out, "points.json"), "w") as f:
+    with open(os.path.join(out_dir, points_name), "w") as f:
         json.dump({"rows": rows, "calibration": calib, "reduce_gbps": red, "memcpy_gbps": mcpy,
                    "rounds": [{"started": r["started"], "ended": r["ended"], "membw": r["membw"],
                                "calib": r["calib"],

@@ -74,6 +74,9 @@ struct SimOptions {
   // between (hostCores, 1) and the points, the last point's f past it. Empty: off. On, the run
   // is not folded, and a batch in which a host's f changes re-solves all flows.
   std::vector<std::pair<int, double>> busySlowdown;
+  // ...and a busy rank counts as the share of its core its flows would take at their caps (at
+  // most 1): a rank that moves bytes at its peer's pace, waiting half the time, counts half.
+  bool busyByDemand = false;
   bool exact = false;  // no batching, global recomputation, no folding, no bundles
   // Unfolded spray / Valiant runs: parallel switch links crossed evenly count as one constraint
   // (Router::setBundles; a path that crosses a bundle unevenly makes simulate() rerun without).

@@ -134,7 +134,7 @@ Status Engine::setUpBusy() {
   return Status();
 }
 
-double Engine::busyFactor(int k) const {
+double Engine::busyFactor(double k) const {
   double k0 = opt_.hostCores, f0 = 1.0;
   if (k <= k0) return 1.0;
   for (const auto& [k1, f1] : opt_.busySlowdown) {
@@ -148,11 +148,18 @@ double Engine::busyFactor(int k) const {
 bool Engine::updateBusy() {
   if (!busyOn_) return false;
   std::fill(busyCount_.begin(), busyCount_.end(), 0);
-  for (int u = 0; u < units_; ++u)
-    if (mm_->carries(cpuBase_ + u)) ++busyCount_[unitHost_[u]];
+  for (int u = 0; u < units_; ++u) {
+    if (!mm_->carries(cpuBase_ + u)) continue;
+    // By demand: the share of its core the rank's flows would take at their caps (rounded, so
+    // that adding and removing the same flows gives the same count).
+    busyCount_[unitHost_[u]] +=
+        opt_.busyByDemand
+            ? std::round(std::min(1.0, mm_->demand(cpuBase_ + u) / kCoreNsPerSec) * 1e6) / 1e6
+            : 1.0;
+  }
   bool changed = false;
   for (size_t h = 0; h < busyCount_.size(); ++h) {
-    const int k = busyCount_[h];
+    const double k = busyCount_[h];
     if (k == hostBusy_[h]) continue;
     const double before = busyFactor(hostBusy_[h]), after = busyFactor(k);
     hostBusy_[h] = k;

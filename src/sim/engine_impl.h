@@ -307,9 +307,10 @@ class Engine {
   // SimOptions::busySlowdown (unfolded): per host the busy ranks when last counted, per unit its
   // host. updateBusy() counts them and sets the host links' capacities; true when one changed.
   bool busyOn_ = false;
-  std::vector<int32_t> hostBusy_, unitHost_, busyCount_;
+  std::vector<int32_t> unitHost_;
+  std::vector<double> hostBusy_, busyCount_;
   Status setUpBusy();
-  double busyFactor(int k) const;
+  double busyFactor(double k) const;
   bool updateBusy();
 };
 

@@ -181,6 +181,8 @@ class MaxMin {
   const double* linkLoad() const { return load_.data(); }
   // Link l carries an active (not parked) flow.
   bool carries(uint32_t l) const;
+  // Sum over link l's active flows of weight x cap (what they would load it with alone).
+  double demand(uint32_t l) const { return lk_[l].demand; }
   // Link l's capacity becomes `cap` (bytes/s): its flows' caps follow, the link is touched and
   // the bounds (see the top) are dropped for the rest of the run. Solve globally after it.
   void setCapacity(uint32_t l, double cap);

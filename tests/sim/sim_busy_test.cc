@@ -15,6 +15,7 @@
 namespace loom::sim {
 namespace {
 
+using testing::eachRank;
 using testing::oneHost;
 using testing::reduceOnly;
 using testing::run;
@@ -66,31 +67,43 @@ TEST(SimBusy, CapacityComesBackWhenRanksFinish) {
 // 2/6 core-ns per byte (both sides) share the 2 cores: 4 x 2/6 x S / 2 ns, x 1.5 with the option.
 TEST(SimBusy, TwoBusyRanksAtATimeAreNotSlowed) {
   auto net = oneHost(4);
-  ScheduleSet chain(4);
-  for (int r = 0; r < 4; ++r) {
-    sched::Schedule s;
-    s.rank = r;
-    s.nranks = 4;
-    const int in = r > 0 ? s.recv(r - 1, {sched::kBufRecv, 0}, kBytes) : -1;
-    if (r == 0) s.send(1, {sched::kBufSend, 0}, kBytes);
-    if (r > 0 && r < 3) s.send(r + 1, {sched::kBufRecv, 0}, kBytes, {in});
-    ASSERT_TRUE(chain.add(s).ok());
-  }
+  const ScheduleSet chain = eachRank(4, [](int r, sched::Schedule* s) {
+    const int in = r > 0 ? s->recv(r - 1, {sched::kBufRecv, 0}, kBytes) : -1;
+    if (r == 0) s->send(1, {sched::kBufSend, 0}, kBytes);
+    if (r > 0 && r < 3) s->send(r + 1, {sched::kBufRecv, 0}, kBytes, {in});
+  });
   const double hop = kBytes / 6e9;
   EXPECT_NEAR(run(*net, chain, options(false)), 3 * hop, 1e-12);
   EXPECT_EQ(run(*net, chain, options(true)), run(*net, chain, options(false)));
-  ScheduleSet pairs(4);
-  for (int r = 0; r < 4; ++r) {
-    sched::Schedule s;
-    s.rank = r;
-    s.nranks = 4;
-    s.send(r ^ 1, {sched::kBufSend, 0}, kBytes);
-    s.recv(r ^ 1, {sched::kBufRecv, 0}, kBytes);
-    ASSERT_TRUE(pairs.add(s).ok());
-  }
+  const ScheduleSet pairs = eachRank(4, [](int r, sched::Schedule* s) {
+    s->send(r ^ 1, {sched::kBufSend, 0}, kBytes);
+    s->recv(r ^ 1, {sched::kBufRecv, 0}, kBytes);
+  });
   const double all = 4 * (2 / 6e9) * kBytes / 2;
   EXPECT_NEAR(run(*net, pairs, options(false)), all, 1e-12);
   EXPECT_NEAR(run(*net, pairs, options(true)), kF4 * all, 1e-12);
+}
+
+// By demand (SimOptions::busyByDemand) a busy rank counts as the share of its core its flows
+// would take alone. Two pairs, 0 -> 1 and 2 -> 3, each held to 3 GB/s by the pair's rate: each
+// side then takes 3/6 of a core, 4 x 1/2 = 2 busy, within the 2 cores: S / 3 GB/s. Counted
+// as 4 busy ranks instead, the cores deliver 2 / 1.5 and 4 sides of 1/6 ns per byte share them:
+// 2 GB/s per flow.
+TEST(SimBusy, ByDemandCountsHalfBusyRanksAsHalf) {
+  auto net = oneHost(4);
+  const ScheduleSet set = eachRank(4, [](int r, sched::Schedule* s) {
+    if (r % 2 == 0)
+      s->send(r + 1, {sched::kBufSend, 0}, kBytes);
+    else
+      s->recv(r - 1, {sched::kBufRecv, 0}, kBytes);
+  });
+  SimOptions o = options(false);
+  o.pairGBps = 3;
+  EXPECT_NEAR(run(*net, set, o), kBytes / 3e9, 1e-12);
+  o.busySlowdown = {{4, kF4}};
+  EXPECT_NEAR(run(*net, set, o), kBytes / 2e9, 1e-12);
+  o.busyByDemand = true;
+  EXPECT_NEAR(run(*net, set, o), kBytes / 3e9, 1e-12);
 }
 
 // A ring all-reduce keeps every rank busy at every step: f(8) times the time without the option,

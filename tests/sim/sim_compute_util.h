@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -26,18 +27,24 @@ inline std::unique_ptr<Net> oneHost(int ranks, int hosts = 1) {
   return net;
 }
 
-// Rank r reduces bytes[r] (one Reduce step; 0 bytes: no step, the rank never works).
-inline ScheduleSet reduceOnly(const std::vector<uint64_t>& bytes) {
-  const int p = static_cast<int>(bytes.size());
+// p ranks, rank r's schedule from steps(r, &schedule).
+inline ScheduleSet eachRank(int p, const std::function<void(int, sched::Schedule*)>& steps) {
   ScheduleSet set(p);
   for (int r = 0; r < p; ++r) {
     sched::Schedule s;
     s.rank = r;
     s.nranks = p;
-    if (bytes[r] > 0) s.reduce({sched::kBufSend, 0}, {sched::kBufRecv, 0}, bytes[r]);
+    steps(r, &s);
     EXPECT_TRUE(set.add(s).ok());
   }
   return set;
+}
+
+// Rank r reduces bytes[r] (one Reduce step; 0 bytes: no step, the rank never works).
+inline ScheduleSet reduceOnly(const std::vector<uint64_t>& bytes) {
+  return eachRank(static_cast<int>(bytes.size()), [&](int r, sched::Schedule* s) {
+    if (bytes[r] > 0) s->reduce({sched::kBufSend, 0}, {sched::kBufRecv, 0}, bytes[r]);
+  });
 }
 
 // Simulated seconds (the run must succeed).

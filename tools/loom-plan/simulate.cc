@@ -106,6 +106,7 @@ Status PlanSimulator::init() {
       if (k <= o.localCores || !(f > 0))
         return invalidArgument("--sim-busy-slowdown: ", k, ":", f, " needs more busy ranks than ",
                                "--sim-cores (", o.localCores, ") and a slowdown > 0");
+    simOpt_.busyByDemand = o.busyByDemand;
     for (int r = 0; r < p; ++r) rankGpu_[r] = r;
     return Status();
   }
@@ -312,6 +313,9 @@ void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* o) {
                   "With --sim-cores: K:F,... while K ranks are busy at once (more than the "
                   "cores) they deliver 1/F of the cores' capacity, linear in between (e.g. "
                   "4:1.3,8:1.6)");
+  app->add_flag("--sim-busy-by-demand", o->busyByDemand,
+                "With --sim-busy-slowdown: a busy rank counts as the share of its core its "
+                "transfers and reductions would take alone (at most 1)");
 }
 
 }  // namespace loomplan

@@ -55,6 +55,7 @@ struct SimulateOptions {
   // "K:F,...": with k > localCores ranks busy at once the cores deliver 1 / f(k) of their
   // capacity (sim::SimOptions::busySlowdown; "": off).
   std::string busySlowdown;
+  bool busyByDemand = false;  // sim::SimOptions::busyByDemand
 };
 
 // Where the ranks are and how they talk: the planner's own context.

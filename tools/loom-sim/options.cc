@@ -74,6 +74,9 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
                  "with --host-cores: K:F,... while K ranks of a host are busy at once (more than "
                  "its cores) they deliver 1/F of the cores' capacity, linear in between; no "
                  "folding (e.g. 4:1.3,8:1.6)");
+  app.add_flag("--busy-by-demand", o->sim.busyByDemand,
+               "with --busy-slowdown: a busy rank counts as the share of its core its flows "
+               "would take alone (at most 1)");
   app.add_option(
          "--batch-us", o->batchUs,
          "merge events closer than this (approximation for algorithms with few large steps: "
