@@ -118,6 +118,8 @@ Status Engine::setUpCompute() {
 Status Engine::setUpBusy() {
   const auto& pts = opt_.busySlowdown;
   busyOn_ = !pts.empty();
+  if (opt_.busyByDemand && !busyOn_)
+    return invalidArgument("sim: busyByDemand needs busySlowdown points");
   if (!busyOn_) return Status();
   if (!compute_ || opt_.hostCores <= 0 || folded_)
     return invalidArgument("sim: busySlowdown needs computeShared, hostCores > 0 and no folding");

@@ -159,6 +159,11 @@ TEST(SimBusy, BadInputIsRejectedNamingTheOption) {
   Status s = simulate(*net, set, {}, noCores, &res);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("busySlowdown"), std::string::npos) << s.toString();
+  SimOptions demandOnly = options(false);
+  demandOnly.busyByDemand = true;
+  s = simulate(*net, set, {}, demandOnly, &res);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("busyByDemand"), std::string::npos) << s.toString();
   std::vector<std::pair<int, double>> pts;
   EXPECT_TRUE(parseBusySlowdown("4:1.28,8:1.6", "--x", &pts).ok());
   ASSERT_EQ(pts.size(), 2u);

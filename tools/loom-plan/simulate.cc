@@ -106,6 +106,8 @@ Status PlanSimulator::init() {
       if (k <= o.localCores || !(f > 0))
         return invalidArgument("--sim-busy-slowdown: ", k, ":", f, " needs more busy ranks than ",
                                "--sim-cores (", o.localCores, ") and a slowdown > 0");
+    if (o.busyByDemand && o.busySlowdown.empty())
+      return invalidArgument("--sim-busy-by-demand needs --sim-busy-slowdown");
     simOpt_.busyByDemand = o.busyByDemand;
     for (int r = 0; r < p; ++r) rankGpu_[r] = r;
     return Status();
