@@ -124,6 +124,27 @@ def buckets(table, runs):
     return lines
 
 
+def report(runs, choice):
+    """Every point: the choice's runs within 10% and median ratio; a summary line."""
+    ratios = collections.defaultdict(list)
+    for run in runs:
+        for key, vals in run.items():
+            if choice.get(key) in vals:
+                ratios[key].append(vals[choice[key]] / min(vals.values()))
+    over = 0
+    for key in sorted(ratios):
+        rs = ratios[key]
+        med = statistics.median(rs)
+        over += med > SLACK
+        print(f"report: {key[0]} {key[1]} ranks {key[2]:>9} B: {choice[key]:<12} within 10% in "
+              f"{sum(r <= SLACK for r in rs)}/{len(rs)} runs, median {med:.2f}"
+              + ("  OVER" if med > SLACK else ""))
+    n = sum(len(r) for r in ratios.values())
+    met = sum(r <= SLACK for rs in ratios.values() for r in rs)
+    print(f"report: {len(ratios)} points, {over} with a median over runs above {SLACK}; "
+          f"{met}/{n} run-points within 10%")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
@@ -132,11 +153,16 @@ def main():
                     help="runs more within 10%% than the model's choice before the table overrides")
     ap.add_argument("--check", action="store_true", help="leave-one-run-out check")
     ap.add_argument("--write", help="write PARAMS plus the table fitted on every file here")
+    ap.add_argument("--report", action="store_true",
+                    help="per point, PARAMS' own choice (its table included) over all files: in "
+                         "how many runs within 10%% of the fastest, and the median time / fastest")
     ap.add_argument("params")
     ap.add_argument("files", nargs="+")
     args = ap.parse_args()
     runs = [load(f) for f in args.files]
     model = model_choices(args, runs)
+    if args.report:
+        report(runs, model)
     if args.check:
         tot = collections.Counter()
         for i, f in enumerate(args.files):
