@@ -1,5 +1,5 @@
 #!/bin/bash
-# Quiet window (06:45-07:40 UTC): issue 4's held-out validation of perf/planner/calibrated-vm.txt
+# Run at 05:35 UTC (machine idle: load 0.00, the helper waiting for its window): issue 4's held-out validation of perf/planner/calibrated-vm.txt
 # with the pooled tuning table (2, 4, 8 ranks over shm and tcp, 8 B-64 MiB, 7 interleaved rounds;
 # each configuration under the measurement lock on its own, --lock). The 'planner' column is the
 # library with the table, the 'model' column the same parameters without it.
