@@ -1,5 +1,5 @@
 #!/bin/bash
-# More held-out runs on the idle machine, same method, each into its own directory: run-b..d (05:42-05:49, table fitted on 12 runs), run-e..g (05:49-05:56, table refitted on 16 runs: 8a-d added), run-h..i (ROUNDS=15).
+# More held-out runs on the idle machine, same method, each into its own directory: run-b..d (05:42-05:49, table fitted on 12 runs), run-e..g (05:49-05:56, table refitted on 16 runs: 8a-d added), run-h..k (ROUNDS=15; j, k at 06:19-06:27).
 set -u
 cd "$(dirname "$0")/../../.."
 D=perf/results/2026-12-01-vm-planner-8
