@@ -20,6 +20,7 @@ choices_vs_measured.py asks it) is kept unless another algorithm was within 10% 
 """
 import argparse
 import collections
+import json
 import math
 import os
 import statistics
@@ -34,7 +35,6 @@ SLACK = 1.10
 
 def load(path):
     """(transport, ranks, size) -> {algo: median us} of one file."""
-    import json
     out = {}
     with open(path) as f:
         for line in f:

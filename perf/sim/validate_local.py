@@ -357,16 +357,14 @@ def main():
         sys.exit("validate_local: --sizes must be x4 steps (the drivers' -f 4)")
     if a.rounds < 1:
         sys.exit("validate_local: --rounds must be >= 1")
-    if not a.rescore and not a.out:
-        sys.exit("validate_local: --out DIR is required (or --rescore DIR)")
-    if a.rescore and not os.path.isfile(os.path.join(a.rescore, "points.json")):
-        sys.exit(f"validate_local: --rescore: no points.json in '{a.rescore}'")
-    if not a.rescore:
-        os.makedirs(a.out, exist_ok=True)
-
     if a.rescore:
+        if not os.path.isfile(os.path.join(a.rescore, "points.json")):
+            sys.exit(f"validate_local: --rescore: no points.json in '{a.rescore}'")
         rescore(a)
         return
+    if not a.out:
+        sys.exit("validate_local: --out DIR is required (or --rescore DIR)")
+    os.makedirs(a.out, exist_ok=True)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     rounds = []
     for i in range(a.rounds):

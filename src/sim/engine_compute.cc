@@ -131,8 +131,6 @@ Status Engine::setUpBusy() {
   }
   hostBusy_.assign(net_.numHosts(), 0);
   busyCount_.assign(net_.numHosts(), 0);
-  unitHost_.resize(units_);
-  for (int u = 0; u < units_; ++u) unitHost_[u] = unitHosts_[u].front().first;
   return Status();
 }
 
@@ -154,7 +152,7 @@ bool Engine::updateBusy() {
     if (!mm_->carries(cpuBase_ + u)) continue;
     // By demand: the share of its core the rank's flows would take at their caps (rounded, so
     // that adding and removing the same flows gives the same count).
-    busyCount_[unitHost_[u]] +=
+    busyCount_[unitHosts_[u].front().first] +=  // unfolded: a unit is one rank on one host
         opt_.busyByDemand
             ? std::round(std::min(1.0, mm_->demand(cpuBase_ + u) / kCoreNsPerSec) * 1e6) / 1e6
             : 1.0;

@@ -304,10 +304,9 @@ class Engine {
   std::map<std::tuple<uint32_t, int32_t, int32_t, bool>, uint32_t> cpuPathOf_;
   std::unordered_map<uint64_t, int32_t> pairLink_;  // (src unit, send delta) -> link (pairGBps)
   std::vector<PathHop> tmpHops_;
-  // SimOptions::busySlowdown (unfolded): per host the busy ranks when last counted, per unit its
-  // host. updateBusy() counts them and sets the host links' capacities; true when one changed.
+  // SimOptions::busySlowdown (unfolded): per host the busy ranks when last counted.
+  // updateBusy() counts them and sets the host links' capacities; true when one changed.
   bool busyOn_ = false;
-  std::vector<int32_t> unitHost_;
   std::vector<double> hostBusy_, busyCount_;
   Status setUpBusy();
   double busyFactor(double k) const;
