@@ -95,8 +95,9 @@ void Report::jsonPlacement(const PlacementResult& p) {
     std::fprintf(json_, "null");
     return;
   }
-  std::fprintf(json_, "{\"time_us\":%.3f,\"algbw\":%.4f,\"busbw\":%.4f,\"wrong\":%lld}", p.timeUs,
-               p.algbw, p.busbw, p.wrong);
+  std::fprintf(json_,
+               "{\"time_us\":%.3f,\"cpu_us\":%.3f,\"algbw\":%.4f,\"busbw\":%.4f,\"wrong\":%lld}",
+               p.timeUs, p.cpuUs, p.algbw, p.busbw, p.wrong);
 }
 
 void Report::row(const RowResult& r) {

@@ -15,7 +15,10 @@ struct PlacementResult {
   bool na = true;  // not run (why says why)
   std::string why;
   double timeUs = 0;  // mean over ranks of the per-iteration wall time
-  double algbw = 0;   // GB/s (1e9 B)
+  // Per iteration, the CPU time of all ranks' processes together (user + system, every thread;
+  // the kernel's work for a rank's sockets counts where the kernel ran it): JSON only.
+  double cpuUs = 0;
+  double algbw = 0;  // GB/s (1e9 B)
   double busbw = 0;
   long long wrong = -1;  // elements wrong summed over ranks; -1 when not checked (-c 0)
 };

@@ -1,5 +1,7 @@
 #include "perf_sweep.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -36,6 +38,13 @@ struct SweepCtx {
   char* recv;
 };
 
+// This process's CPU time (all its threads, user and system), in microseconds.
+double processCpuUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
 void runOrAbort(SweepCtx& ctx, const CollCall& call, int rc, const char* what) {
   if (rc == 0) return;
   std::fprintf(stderr, "rank %d: %s_perf backend %s: %s failed (count %zu, %s): %s\n",
@@ -55,12 +64,15 @@ PlacementResult measure(SweepCtx& ctx, CollCall call, const CollSizes& sizes, in
   for (int i = 0; i < ctx.opts.warmup; ++i) runOrAbort(ctx, call, ctx.backend.run(call), "warm-up");
   runOrAbort(ctx, call, ctx.backend.sync(), "warm-up sync");
   ctx.coord.barrier();
+  const double cpu0 = processCpuUs();
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < ctx.opts.iters; ++i) runOrAbort(ctx, call, ctx.backend.run(call), "call");
   runOrAbort(ctx, call, ctx.backend.sync(), "sync");
   auto t1 = std::chrono::steady_clock::now();
+  const double cpu = (processCpuUs() - cpu0) / ctx.opts.iters;
   double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / ctx.opts.iters;
   res.timeUs = ctx.coord.sum(us) / nranks;
+  res.cpuUs = ctx.coord.sum(cpu);
   double wrong = 0;
   for (int i = 0; i < ctx.opts.check; ++i) {
     fillInputs(call, sizes);

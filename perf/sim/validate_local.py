@@ -30,15 +30,16 @@ Rabenseifner's halves, recursive doubling's whole vector), on 2 ranks (the flow 
 cores f is that round's (3.). That round's all-reduce is simulated with it, and the ratio is the
 median over the rounds of simulated / measured. Loopback TCP moves a 16 MiB message much slower
 than a stream of 2 MiB ones (socket buffers), and the machine drifts between rounds: both hit the
-calibration and the point alike. A fourth column ("busy f") is the third with the oversubscription
-applied by busy ranks: with k ranks busy at once (a transfer or reduction on their core) and k
-above the cores, the cores deliver 1 / f(k) of their capacity (loom-plan --sim-busy-slowdown,
-f(q) from that round's q-rank sendrecv for each q above the cores, linear in between): what more
-processes than cores cost grows with the processes runnable at once, so a schedule that keeps few
-ranks busy at a time (a tree's levels) is slowed less than one that keeps all busy (a ring).
+calibration and the point alike. A fourth column ("cpu") calibrates
+each cost by what it is (simulate_cpu): a core's cost per byte from the CPU time (the drivers'
+cpu_us) the same chunked sendrecv spent, not its wall time; above the cores, the p-rank CPU cost
+per byte over the 2-rank one (not the wall-time f: a core that sits idle while its ranks wait on
+each other is not a dearer byte, and the schedule's own waits are the simulator's to find); the
+per-message latency from the p-rank sendrecv of 8 B; the reduction rate at one message's working
+set (a schedule reduces each message as it arrives).
 
   perf/sim/validate_local.py --build build --rescore perf/results/<run>/tcp
-simulates an earlier run's points.json again (all four columns, nothing measured) into
+simulates an earlier run's points.json again (all columns, nothing measured) into
 summary-rescored.md and points-rescored.json beside it.
 
   perf/sim/validate_local.py --build build --out perf/results/<date>-<host>-sim-vs-loom
@@ -46,6 +47,7 @@ summary-rescored.md and points-rescored.json beside it.
 import argparse
 import fcntl
 import json
+import math
 import os
 import platform
 import subprocess
@@ -102,9 +104,11 @@ def iters_for(size, floor, moved):
     return max(floor, min(400, moved // max(1, size)))
 
 
-def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=None, log=None):
+def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=None, log=None,
+                 cpu=None):
     """{size: out-of-place time in us} from a perf driver's -J output (`log`: list that gets the
-    driver's output). Warm-up: a tenth of the timed iterations, at least 3."""
+    driver's output; `cpu`: dict that gets {size: all ranks' CPU time per iteration in us}, the
+    JSON's cpu_us). Warm-up: a tenth of the timed iterations, at least 3."""
     jfile = f"/tmp/validate_local_{os.getpid()}.jsonl"
     if os.path.exists(jfile):
         os.remove(jfile)
@@ -120,6 +124,8 @@ def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=N
         for line in f:
             r = json.loads(line)
             out[r["size"]] = r["oop"]["time_us"]
+            if cpu is not None:
+                cpu[r["size"]] = r["oop"]["cpu_us"]
     os.remove(jfile)
     return out
 
@@ -137,18 +143,26 @@ def membw(build, sizes):
     return out
 
 
-def calibrate_round(build, transport, sizes, iters, oversub_ranks):
-    """One round's raw calibration of `transport`: latency (us) and sendrecv time per size (us) on
-    2 ranks, and on each of `oversub_ranks` (more ranks than cores). `iters`: size -> timed
-    iterations (one driver run per size, each with its own warm-up)."""
-    alpha = driver_times(build, "sendrecv_perf", 2, transport, 8, 8, 200)[8]
-    t = {s: driver_times(build, "sendrecv_perf", 2, transport, s, s, iters[s])[s] for s in sizes}
+def calibrate_round(build, transport, sizes, iters, ranks, cores):
+    """One round's raw calibration of `transport`: latency (us, sendrecv of 8 B) on 2 ranks and
+    on each of `ranks`; sendrecv time and CPU time per size (us) on 2 ranks, and on each of
+    `ranks` above `cores`. `iters`: size -> timed iterations (one driver run per size, each with
+    its own warm-up)."""
+    alpha_p = {p: driver_times(build, "sendrecv_perf", p, transport, 8, 8, 200)[8]
+               for p in sorted(set(ranks) | {2})}
+    cpu, cpu_p = {}, {}
+    t = {s: driver_times(build, "sendrecv_perf", 2, transport, s, s, iters[s], cpu=cpu)[s]
+         for s in sizes}
     over = {}
-    for p in oversub_ranks:
-        over[p] = {s: driver_times(build, "sendrecv_perf", p, transport, s, s, iters[s])[s]
-                   for s in sizes}
-    # Filled point by point (measure_round): sendrecv of S in messages of m, "p:S:m" -> us.
-    return {"alpha_us": alpha, "sendrecv_us": t, "sendrecv_p_us": over, "chunked_us": {}}
+    for p in (q for q in ranks if q > cores):
+        cpu_p[p] = {}
+        over[p] = {s: driver_times(build, "sendrecv_perf", p, transport, s, s, iters[s],
+                                   cpu=cpu_p[p])[s] for s in sizes}
+    # Filled point by point (measure_round): sendrecv of S in messages of m, "p:S:m" -> us, and
+    # its CPU time.
+    return {"alpha_us": alpha_p[2], "alpha_p_us": alpha_p, "sendrecv_us": t, "sendrecv_p_us": over,
+            "sendrecv_cpu_us": cpu, "sendrecv_p_cpu_us": cpu_p, "chunked_us": {},
+            "chunked_cpu_us": {}}
 
 
 def message_bytes(decision, size, ranks):
@@ -189,8 +203,10 @@ def calibrate_point(a, transport, size, msg, iters, calib):
     simulation came out 1.25-1.45x slow; the 1-message p-rank sendrecv gives f.)"""
     key = f"2:{size}:{msg}"
     if key not in calib["chunked_us"]:
+        cpu = {}
         calib["chunked_us"][key] = driver_times(a.build, "sendrecv_perf", 2, transport, size, size,
-                                                iters, ["--msg-bytes", str(msg)])[size]
+                                                iters, ["--msg-bytes", str(msg)], cpu=cpu)[size]
+        calib["chunked_cpu_us"][key] = cpu[size]
 
 
 def oversub_factor(alpha, t2, tp, p, cores):
@@ -220,17 +236,14 @@ def plan_args(transport, ranks):
     return ["--hosts", str(ranks), "--ranks-per-host", "1", "--transport", "tcp"]
 
 
-def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, busy="",
-             by_demand=False):
+def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0):
     """(decision, model us, simulated us) of loom-plan --simulate for one point (core_gbps > 0:
-    --sim-core-gbps; busy: --sim-busy-slowdown; by_demand: --sim-busy-by-demand)."""
+    --sim-core-gbps)."""
     cmd = [os.path.join(build, "tools", "loom-plan", "loom-plan"), *plan_args(transport, ranks),
            "--params", params, "--simulate", "--sim-always", "--sim-cores", str(cores),
            "--min", str(size), "--max", str(size)]
     if core_gbps > 0:
         cmd += ["--sim-core-gbps", f"{core_gbps:.4f}"]
-    if busy:
-        cmd += ["--sim-busy-slowdown", busy] + (["--sim-busy-by-demand"] if by_demand else [])
     if algo != "planner":
         cmd += ["--algo", f"allreduce:{algo.split('(')[0]}"]
     for line in run(cmd).splitlines():
@@ -251,8 +264,8 @@ def measure_round(a, transports, ranks, sizes, algos):
     iters = {s: iters_for(s, a.iters, a.moved) for s in sizes}
     try:
         r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes),
-             "calib": {t: calibrate_round(a.build, t, sizes, iters,
-                                          [p for p in ranks if p > a.cores]) for t in transports},
+             "calib": {t: calibrate_round(a.build, t, sizes, iters, ranks, a.cores)
+                       for t in transports},
              "points": {}}
         red = {s: r["membw"][s][1] for s in sizes}
         for t in transports:
@@ -279,25 +292,12 @@ def measure_round(a, transports, ranks, sizes, algos):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def busy_slowdown(c, s, cores):
-    """--sim-busy-slowdown text from one round's calibration `c` at size s: for each rank count q
-    above the cores that the round measured, q:1/f(q) (f: oversub_factor of the q-rank sendrecv,
-    the cores' rate multiplier; its inverse slows the cores while q ranks are busy at once)."""
-    pts = sorted((int(q), oversub_factor(c["alpha_us"], c["sendrecv_us"][s], v[s], int(q), cores))
-                 for q, v in c["sendrecv_p_us"].items() if int(q) > cores)
-    return ",".join(f"{q}:{1 / f:.4f}" for q, f in pts)
-
-
-def simulate_by_message(a, rounds, key, busy=""):
+def simulate_by_message(a, rounds, key):
     """Per round: the schedule loom ran at this point, simulated with the calibration measured
     right after it (calibrate_point): a flow's rate from the 2-rank sendrecv of the same bytes in
     messages of the schedule's size, and above the cores that round's oversubscription factor f
     (oversub_factor: p-rank against 2-rank sendrecv of S in one message). The ratio is the median over the rounds of simulated /
-    measured in the same round, so a drift of the machine between rounds hits both alike.
-    busy: f is not a blanket change of the cores' rate but a slowdown 1/f(k) of the cores while k
-    ranks are busy at once (busy_slowdown; loom-plan --sim-busy-slowdown), so a schedule that
-    keeps few ranks busy at a time is slowed less ("count": k counts the busy ranks; "demand":
-    each busy rank counts as the share of its core its flows would take alone, at most 1)."""
+    measured in the same round, so a drift of the machine between rounds hits both alike."""
     t, algo, p, s = key
     ratios, sims, msgs, same = [], [], [], True
     for r in rounds:
@@ -309,20 +309,63 @@ def simulate_by_message(a, rounds, key, busy=""):
         t2 = c["chunked_us"][f"2:{s}:{m}"]
         rate = s / max(1e-3, t2 - c["alpha_us"])  # bytes/us
         params = params_line(t, c["alpha_us"], rate / 1e3, r["membw"][s][1], a.cores)
-        core_gbps, slow = 0.0, ""
-        if p > a.cores and busy:
-            slow = busy_slowdown(c, s, a.cores)
-        elif p > a.cores:
+        core_gbps = 0.0
+        if p > a.cores:
             f = oversub_factor(c["alpha_us"], c["sendrecv_us"][s], c["sendrecv_p_us"][p][s], p,
                                a.cores)
             core_gbps = 2 * rate / 1e3 * f
-        dec, _, sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core_gbps, slow,
-                                  busy == "demand")
+        dec, _, sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core_gbps)
         same = same and dec == ran
         ratios.append(sim_us / us)
         sims.append(sim_us)
         msgs.append(m)
     return {"bytes": median(msgs), "sim_us": median(sims), "ratio": median(ratios), "same": same}
+
+
+def reduce_at(membw, m):
+    """One core's reduction rate (GB/s) at the working set of one message of m bytes: membw_perf's
+    loom-red at the swept size nearest m (log scale). A schedule reduces each message as it
+    arrives, so the data it reads is a message's worth, not the whole vector."""
+    return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][1]
+
+
+def simulate_cpu(a, rounds, key):
+    """Per round: the schedule loom ran at this point, simulated with a calibration of what each
+    cost is, by CPU time, not by wall time alone ("cpu" column). It differs from the chunked one
+    (simulate_by_message) in three ways:
+    - a core's cost per byte: the CPU time (user + system, all ranks: the drivers' cpu_us) that
+      the 2-rank sendrecv of the same bytes in messages of the schedule's size spent per byte
+      moved, not its wall time (--sim-core-gbps = 4 S / that CPU time: the sendrecv moves 2 S,
+      each byte costs a core 1 / core-gbps on each side). Above the cores it is multiplied by
+      the p-rank over the 2-rank CPU cost per byte of the 1-message sendrecv: more processes
+      than cores can make each byte dearer (caches, switches), but the time a core sits idle
+      while its ranks wait is not a cost per byte, so it is not charged per byte;
+    - the per-message latency: the p-rank sendrecv of 8 B (with more ranks than cores, a message
+      waits for its receiver to be scheduled);
+    - the reduction rate at one message's working set (reduce_at), not the whole vector's.
+    The ratio is the median over the rounds of simulated / measured in the same round. None when
+    a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
+    t, algo, p, s = key
+    ratios, sims = [], []
+    for r in rounds:
+        c = r["calib"][t]
+        us, ran = r["points"][key]
+        ran = algo if ran == "?" else ran
+        m = message_bytes(ran, s, p)
+        k = f"2:{s}:{m}"
+        if "chunked_cpu_us" not in c or k not in c["chunked_cpu_us"]:
+            return None
+        alpha = c["alpha_p_us"][p]
+        rate = s / max(1e-3, c["chunked_us"][k] - c["alpha_us"])  # bytes/us, one flow
+        core = 4 * s / max(1e-3, c["chunked_cpu_us"][k])  # bytes/us, one core, one side
+        if p > a.cores:
+            cp, c2 = c["sendrecv_p_cpu_us"][p][s], c["sendrecv_cpu_us"][s]
+            core *= (c2 / (2 * s)) / (cp / (p * s))
+        params = params_line(t, alpha, rate / 1e3, reduce_at(r["membw"], m), a.cores)
+        sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core / 1e3)[2]
+        ratios.append(sim_us / us)
+        sims.append(sim_us)
+    return {"sim_us": median(sims), "ratio": median(ratios)}
 
 
 def main():
@@ -379,16 +422,23 @@ def main():
 
 def rescore(a):
     """--rescore DIR: the points.json of an earlier run simulated again with this build (every
-    column, the busy-f one included), nothing measured; written beside it under new names."""
+    column; the cpu one only where the run stored CPU times), nothing measured; written beside it
+    under new names."""
     with open(os.path.join(a.rescore, "points.json")) as f:
         d = json.load(f)
     rounds = []
     for r in d["rounds"]:
-        calib = {t: {"alpha_us": c["alpha_us"],
-                     "sendrecv_us": {int(k): v for k, v in c["sendrecv_us"].items()},
-                     "sendrecv_p_us": {int(q): {int(k): v for k, v in m.items()}
-                                       for q, m in c["sendrecv_p_us"].items()},
-                     "chunked_us": c["chunked_us"]} for t, c in r["calib"].items()}
+        by_int = lambda d: {int(k): v for k, v in d.items()}
+        # The CPU numbers (cpu column) are absent from runs stored before the drivers had cpu_us.
+        calib = {t: {"alpha_us": c["alpha_us"], "alpha_p_us": by_int(c.get("alpha_p_us", {})),
+                     "sendrecv_us": by_int(c["sendrecv_us"]),
+                     "sendrecv_p_us": {int(q): by_int(m) for q, m in c["sendrecv_p_us"].items()},
+                     "sendrecv_cpu_us": by_int(c.get("sendrecv_cpu_us", {})),
+                     "sendrecv_p_cpu_us": {int(q): by_int(m) for q, m in
+                                           c.get("sendrecv_p_cpu_us", {}).items()},
+                     "chunked_us": c["chunked_us"],
+                     "chunked_cpu_us": c.get("chunked_cpu_us", {})}
+                 for t, c in r["calib"].items()}
         rounds.append({"started": r["started"], "ended": r["ended"], "calib": calib,
                        "membw": {int(k): tuple(v) for k, v in r["membw"].items()},
                        "points": {tuple(p["key"]): (p["us"], p["loom_ran"])
@@ -437,16 +487,14 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                         sim_o = simulate(a.build, t, p, s, calib[t]["params"][s], algo, a.cores,
                                          2 * rate / 1e3 * f)[2]
                     msg = simulate_by_message(a, rounds, k)
-                    bsy = simulate_by_message(a, rounds, k, "count") if p > a.cores else msg
-                    dmd = simulate_by_message(a, rounds, k, "demand") if p > a.cores else msg
+                    cpu = simulate_cpu(a, rounds, k)
                     rows.append({"transport": t, "algo": algo, "ranks": p, "size": s,
                                  "msg_bytes": msg["bytes"], "msg_sim_us": msg["sim_us"],
                                  "msg_ratio": msg["ratio"], "msg_same": msg["same"],
                                  "msg_pass": abs(msg["ratio"] - 1) <= a.tolerance,
-                                 "busy_sim_us": bsy["sim_us"], "busy_ratio": bsy["ratio"],
-                                 "busy_pass": abs(bsy["ratio"] - 1) <= a.tolerance,
-                                 "demand_sim_us": dmd["sim_us"], "demand_ratio": dmd["ratio"],
-                                 "demand_pass": abs(dmd["ratio"] - 1) <= a.tolerance,
+                                 "cpu_sim_us": cpu and cpu["sim_us"],
+                                 "cpu_ratio": cpu and cpu["ratio"],
+                                 "cpu_pass": bool(cpu) and abs(cpu["ratio"] - 1) <= a.tolerance,
                                  "decision": dec, "loom_ran": ",".join(ran), "measured_us": m,
                                  "runs_us": runs, "simulated_us": sim_us, "model_us": model_us,
                                  "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance,
@@ -457,11 +505,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
     out = ["| transport | schedule | ranks | size | decision (simulated) | loom ran | "
            "measured us (median) | rounds min-max | simulated us | sim/measured | | "
            "oversub. f | simulated us, f | sim/measured, f | | message | simulated us, "
-           "chunked | sim/measured per round, chunked | | simulated us, busy f | "
-           "sim/measured per round, busy f | | simulated us, busy f by demand | "
-           "sim/measured per round, busy f by demand | |",
+           "chunked | sim/measured per round, chunked | | simulated us, cpu | "
+           "sim/measured per round, cpu | |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-           "---|---|---|---|"]
+           "---|"]
     for r in rows:
         same = r["loom_ran"] == r["decision"]
         out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
@@ -473,14 +520,13 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                    f"{'PASS' if r['pass_oversub'] else 'MISS'} | {human_msg(r['msg_bytes'])}"
                    f"{'' if r['msg_same'] else ' (chunk differs)'} | {r['msg_sim_us']:.0f} | "
                    f"{r['msg_ratio']:.2f} | {'PASS' if r['msg_pass'] else 'MISS'} | "
-                   f"{r['busy_sim_us']:.0f} | {r['busy_ratio']:.2f} | "
-                   f"{'PASS' if r['busy_pass'] else 'MISS'} | {r['demand_sim_us']:.0f} | "
-                   f"{r['demand_ratio']:.2f} | {'PASS' if r['demand_pass'] else 'MISS'} |")
+                   + (f"{r['cpu_sim_us']:.0f} | {r['cpu_ratio']:.2f} | "
+                      f"{'PASS' if r['cpu_pass'] else 'MISS'} |" if r["cpu_ratio"] else
+                      "n/a | n/a | |"))
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
-    n_b = sum(r["busy_pass"] for r in rows)
-    n_d = sum(r["demand_pass"] for r in rows)
+    n_c = sum(r["cpu_pass"] for r in rows)
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -503,13 +549,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     f"**{n_m} of {len(rows)}** with the point-by-point chunked calibration (each "
                     "round's schedule simulated with the 2-rank sendrecv of the same bytes in "
                     "messages of the schedule's size, run right after it, and that round's f; "
-                    f"median over the rounds of simulated / measured); **{n_b} of {len(rows)}** "
-                    "with busy f (the same, but above the cores the slowdown 1/f(k) applies to "
-                    "the cores only while k ranks are busy at once, f(q) from that round's q-rank "
-                    "sendrecv for each q above the cores: loom-plan --sim-busy-slowdown); "
-                    f"**{n_d} of {len(rows)}** with busy f by demand (a busy rank counts as the "
-                    "share of its core its flows would take alone, at most 1: "
-                    "--sim-busy-by-demand).", ""]
+                    f"median over the rounds of simulated / measured); **{n_c} of {len(rows)}** "
+                    "with the CPU-time calibration (the same messages, but a core's cost per byte "
+                    "from the sendrecv's CPU time, not its wall time; the latency from the p-rank "
+                    "sendrecv of 8 B; the reduction rate at one message's working set).", ""]
     for t in transports:
         keys = sorted({k for r in rounds for k in r["calib"][t]["chunked_us"]},
                       key=lambda k: [int(x) for x in k.split(":")])

@@ -116,6 +116,13 @@ INSTANTIATE_TEST_SUITE_P(AllDrivers, DriverTest,
                          ::testing::Values("all_reduce", "all_gather", "reduce_scatter",
                                            "broadcast", "reduce", "alltoall", "sendrecv"));
 
+// The first number after "key": in a JSON line (the out-of-place placement comes first); -1 when
+// the key is missing.
+double jsonNumber(const std::string& line, const std::string& key) {
+  size_t at = line.find("\"" + key + "\":");
+  return at == std::string::npos ? -1.0 : std::atof(line.c_str() + at + key.size() + 3);
+}
+
 TEST(PerfDriver, JsonLinesMatchTheTable) {
   std::string json = ::testing::TempDir() + "/perf_smoke_" + std::to_string(getpid()) + ".json";
   std::remove(json.c_str());
@@ -130,6 +137,12 @@ TEST(PerfDriver, JsonLinesMatchTheTable) {
     EXPECT_NE(line.find("\"coll\":\"all_reduce\""), std::string::npos) << line;
     EXPECT_NE(line.find("\"nranks\":2"), std::string::npos) << line;
     EXPECT_NE(line.find("\"wrong\":0"), std::string::npos) << line;
+    // cpu_us: both ranks' CPU time per iteration. It is spent (above zero), and no more than the
+    // machine's cores can give in the iteration's wall time (slack: two clocks, rounding).
+    double timeUs = jsonNumber(line, "time_us"), cpuUs = jsonNumber(line, "cpu_us");
+    EXPECT_GT(cpuUs, 0.0) << line;
+    EXPECT_LE(cpuUs, timeUs * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)) * 1.1 + 20.0)
+        << line;
   }
   EXPECT_EQ(lines, 3);  // 1K, 2K, 4K
   std::remove(json.c_str());
