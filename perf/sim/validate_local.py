@@ -35,8 +35,9 @@ each cost by what it is (simulate_cpu): a core's cost per byte from the CPU time
 cpu_us) the same chunked sendrecv spent, not its wall time; above the cores, the p-rank CPU cost
 per byte over the 2-rank one (not the wall-time f: a core that sits idle while its ranks wait on
 each other is not a dearer byte, and the schedule's own waits are the simulator's to find); the
-per-message latency from the p-rank sendrecv of 8 B; the reduction rate at one message's working
-set (a schedule reduces each message as it arrives).
+per-message latency from the p-rank sendrecv of 8 B; over tcp, the reduction rate at one
+message's working set (tcp reduces each message as it arrives, from the staging buffer its receive
+just filled).
 
   perf/sim/validate_local.py --build build --rescore perf/results/<run>/tcp
 simulates an earlier run's points.json again (all columns, nothing measured) into
@@ -324,8 +325,9 @@ def simulate_by_message(a, rounds, key):
 
 def reduce_at(membw, m):
     """One core's reduction rate (GB/s) at the working set of one message of m bytes: membw_perf's
-    loom-red at the swept size nearest m (log scale). A schedule reduces each message as it
-    arrives, so the data it reads is a message's worth, not the whole vector."""
+    loom-red at the swept size nearest m (log scale). loom's tcp reduces each message as it
+    arrives, from the staging buffer its receive just filled, so the data it reads is a message's
+    worth in this core's cache, not the whole vector."""
     return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][1]
 
 
@@ -342,7 +344,7 @@ def simulate_cpu(a, rounds, key):
       while its ranks wait is not a cost per byte, so it is not charged per byte;
     - the per-message latency: the p-rank sendrecv of 8 B (with more ranks than cores, a message
       waits for its receiver to be scheduled);
-    - the reduction rate at one message's working set (reduce_at), not the whole vector's.
+    - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
     t, algo, p, s = key
@@ -361,7 +363,13 @@ def simulate_cpu(a, rounds, key):
         if p > a.cores:
             cp, c2 = c["sendrecv_p_cpu_us"][p][s], c["sendrecv_cpu_us"][s]
             core *= (c2 / (2 * s)) / (cp / (p * s))
-        params = params_line(t, alpha, rate / 1e3, reduce_at(r["membw"], m), a.cores)
+        # tcp reduces from its own staging buffer, just filled by the receive (reduce_at); shm
+        # straight out of the shared ring, lines another core wrote: at the whole vector's rate,
+        # as in the other columns (run 10: a message's in-cache rate put shm's 2-rank ring at
+        # 1 MiB at 0.72-0.74, and a rate measured on an operand another core wrote, 14 GB/s at
+        # 512 KiB, did not help).
+        red = reduce_at(r["membw"], m) if t == "tcp" else r["membw"][s][1]
+        params = params_line(t, alpha, rate / 1e3, red, a.cores)
         sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core / 1e3)[2]
         ratios.append(sim_us / us)
         sims.append(sim_us)
@@ -552,7 +560,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     f"median over the rounds of simulated / measured); **{n_c} of {len(rows)}** "
                     "with the CPU-time calibration (the same messages, but a core's cost per byte "
                     "from the sendrecv's CPU time, not its wall time; the latency from the p-rank "
-                    "sendrecv of 8 B; the reduction rate at one message's working set).", ""]
+                    "sendrecv of 8 B; over tcp, the reduction rate at one message's working "
+                    "set).", ""]
     for t in transports:
         keys = sorted({k for r in rounds for k in r["calib"][t]["chunked_us"]},
                       key=lambda k: [int(x) for x in k.split(":")])
