@@ -99,10 +99,21 @@ def human_msg(b):
     return human(b) if b % 1024 == 0 or b < 1024 else f"{round(b / 1024)} KiB"
 
 
-def iters_for(size, floor, moved):
+def iters_for(size, floor, moved, cap=400):
     """Timed iterations at `size`: at least `floor`, and enough that about `moved` bytes pass
-    (1 MiB runs a few hundred microseconds: ten of them are noise), at most 400."""
-    return max(floor, min(400, moved // max(1, size)))
+    (1 MiB runs a few hundred microseconds: ten of them are noise), at most `cap`."""
+    return max(floor, min(cap, moved // max(1, size)))
+
+
+def calib_iters(a, sizes):
+    """Timed iterations of the calibration runs (sendrecv_perf) per size: about --calib-moved
+    bytes, at most 2000. A 2-rank sendrecv of 1 MiB takes ~0.2 ms: at the all-reduce's 256
+    iterations a run lasted 50 ms and one scheduler hiccup moved it by 20% (run 11: the same
+    calibration 197 us in one round, 235-237 in the two others)."""
+    return {s: iters_for(s, a.iters, a.calib_moved, 2000) for s in sizes}
+
+
+LATENCY_ITERS = 2000  # the 8 B sendrecv: 200 iterations on 8 ranks lasted ~3 ms
 
 
 def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=None, log=None,
@@ -149,7 +160,7 @@ def calibrate_round(build, transport, sizes, iters, ranks, cores):
     on each of `ranks`; sendrecv time and CPU time per size (us) on 2 ranks, and on each of
     `ranks` above `cores`. `iters`: size -> timed iterations (one driver run per size, each with
     its own warm-up)."""
-    alpha_p = {p: driver_times(build, "sendrecv_perf", p, transport, 8, 8, 200)[8]
+    alpha_p = {p: driver_times(build, "sendrecv_perf", p, transport, 8, 8, LATENCY_ITERS)[8]
                for p in sorted(set(ranks) | {2})}
     cpu, cpu_p = {}, {}
     t = {s: driver_times(build, "sendrecv_perf", 2, transport, s, s, iters[s], cpu=cpu)[s]
@@ -263,9 +274,10 @@ def measure_round(a, transports, ranks, sizes, algos):
     if lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
     iters = {s: iters_for(s, a.iters, a.moved) for s in sizes}
+    citers = calib_iters(a, sizes)
     try:
         r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes),
-             "calib": {t: calibrate_round(a.build, t, sizes, iters, ranks, a.cores)
+             "calib": {t: calibrate_round(a.build, t, sizes, citers, ranks, a.cores)
                        for t in transports},
              "points": {}}
         red = {s: r["membw"][s][1] for s in sizes}
@@ -285,7 +297,7 @@ def measure_round(a, transports, ranks, sizes, algos):
                         ran = loom_decision(log[0])
                         r["points"][(t, algo, p, s)] = (us, ran)
                         calibrate_point(a, t, s, message_bytes(algo if ran == "?" else ran, s,
-                                                               p), iters[s], r["calib"][t])
+                                                               p), citers[s], r["calib"][t])
         r["ended"] = time.strftime("%H:%M:%S", time.gmtime())
         return r
     finally:
@@ -390,6 +402,9 @@ def main():
     ap.add_argument("--iters", type=int, default=10, help="timed iterations per run, at least")
     ap.add_argument("--moved", type=size_arg, default=256 * MIB,
                     help="smaller sizes run more iterations, about this many bytes (at most 400)")
+    ap.add_argument("--calib-moved", type=size_arg, default=1024 * MIB,
+                    help="calibration runs (sendrecv_perf) run about this many bytes (at most "
+                    "2000 iterations; the 8 B latency runs %d)" % LATENCY_ITERS)
     ap.add_argument("--rounds", type=int, default=3,
                     help="measurement rounds, each under the lock on its own (medians are kept)")
     ap.add_argument("--cores", type=int, default=os.cpu_count())
@@ -425,7 +440,7 @@ def main():
         print(f"validate_local: round {i + 1}: {rounds[-1]['started']}-{rounds[-1]['ended']} UTC",
               flush=True)
     score(a, rounds, transports, ranks, sizes, algos, started, platform.node(), a.out,
-          "summary.md", "points.json")
+          "summary.md", "points.json", calib_text(a, sizes))
 
 
 def rescore(a):
@@ -455,13 +470,22 @@ def rescore(a):
     uniq = lambda i: list(dict.fromkeys(k[i] for k in keys))
     score(a, rounds, uniq(0), sorted(uniq(2)), sorted(uniq(3)), uniq(1),
           d["started"] + f" (re-scored {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
-          d["host"], a.rescore, "summary-rescored.md", "points-rescored.json")
+          d["host"], a.rescore, "summary-rescored.md", "points-rescored.json",
+          # Runs before the calibration had its own iterations (run 12) ran it as the all-reduce.
+          d.get("calib_iters", "as the all-reduce runs (the 8 B latency 200)"))
+
+
+def calib_text(a, sizes):
+    """The calibration runs' iterations, as the summary states them."""
+    return ", ".join(f"{human(s)} {n}" for s, n in calib_iters(a, sizes).items()) + \
+        f" (the 8 B latency {LATENCY_ITERS})"
 
 
 def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, summary_name,
-          points_name):
+          points_name, calib_iters_text):
     """Simulates every point of `rounds` in the four columns and writes the summary and the raw
-    numbers (out_dir/summary_name, out_dir/points_name)."""
+    numbers (out_dir/summary_name, out_dir/points_name). `calib_iters_text`: the calibration
+    runs' iterations (calib_text), stored and stated."""
     # Calibrated once: the medians over the rounds.
     swept = sorted(rounds[0]["membw"])
     red = {s: median([r["membw"][s][1] for r in rounds]) for s in swept}
@@ -538,7 +562,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
-             f"tenth, at least 3; each size its own run, calibration too), median of "
+             f"tenth, at least 3; each size its own run), calibration runs "
+             f"{calib_iters_text}, median of "
              f"{a.rounds} rounds (each round under the measurement lock: "
              + ", ".join(f"{r['started']}-{r['ended']}" for r in rounds) + " UTC); loom's own "
              "decision under LOOM_PLAN_PARAMS (column 'loom ran'); simulated with `loom-plan "
@@ -586,7 +611,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                "calib": r["calib"],
                                "points": [{"key": list(k), "us": v[0], "loom_ran": v[1]}
                                           for k, v in r["points"].items()]} for r in rounds],
-                   "started": started, "host": host}, f, indent=1, default=str)
+                   "started": started, "host": host, "calib_iters": calib_iters_text}, f,
+                  indent=1, default=str)
     print(text)
 
 
