@@ -32,8 +32,8 @@ median over the rounds of simulated / measured. Loopback TCP moves a 16 MiB mess
 than a stream of 2 MiB ones (socket buffers), and the machine drifts between rounds: both hit the
 calibration and the point alike. A fourth column ("cpu") calibrates
 each cost by what it is (simulate_cpu): a core's cost per byte from the CPU time (the drivers'
-cpu_us) the same chunked sendrecv spent, not its wall time; above the cores, the p-rank CPU cost
-per byte over the 2-rank one (not the wall-time f: a core that sits idle while its ranks wait on
+cpu_us) the same chunked sendrecv spent, not its wall time; above the cores, from the p-rank
+sendrecv of the same messages (not the wall-time f: a core that sits idle while its ranks wait on
 each other is not a dearer byte, and the schedule's own waits are the simulator's to find); the
 per-message latency from the p-rank sendrecv of 8 B; over tcp, the reduction rate at one
 message's working set (tcp reduces each message as it arrives, from the staging buffer its receive
@@ -206,19 +206,23 @@ def message_bytes(decision, size, ranks):
     return max(1, size // ranks)
 
 
-def calibrate_point(a, transport, size, msg, iters, calib):
+def calibrate_point(a, transport, ranks, size, msg, iters, calib):
     """The chunked calibration of one validated point, run right after it: sendrecv of `size` in
     messages of `msg` bytes on 2 ranks (sendrecv_perf --msg-bytes: the bytes and messages of the
-    schedule's transfers, in and out of cache as they are). Kept in calib["chunked_us"] under
-    "2:size:msg" (once per round). (A first version also ran it on p ranks for f: at 1 MiB on 4-8
-    ranks over tcp that f counted every small message's wake-ups among p processes and the
-    simulation came out 1.25-1.45x slow; the 1-message p-rank sendrecv gives f.)"""
-    key = f"2:{size}:{msg}"
-    if key not in calib["chunked_us"]:
-        cpu = {}
-        calib["chunked_us"][key] = driver_times(a.build, "sendrecv_perf", 2, transport, size, size,
-                                                iters, ["--msg-bytes", str(msg)], cpu=cpu)[size]
-        calib["chunked_cpu_us"][key] = cpu[size]
+    schedule's transfers, in and out of cache as they are), and on `ranks` when they are more
+    than the cores (the cpu column takes a core's cost per byte there from its CPU time). Kept in
+    calib["chunked_us"] and calib["chunked_cpu_us"] under "p:size:msg" (once per round). (A first
+    version took the wall-time f from the p-rank one: at 1 MiB on 4-8 ranks over tcp that f
+    counted every small message's wake-ups among p processes and the simulation came out
+    1.25-1.45x slow; the 1-message p-rank sendrecv gives f.)"""
+    for p in sorted({2, ranks if ranks > a.cores else 2}):
+        key = f"{p}:{size}:{msg}"
+        if key not in calib["chunked_us"]:
+            cpu = {}
+            calib["chunked_us"][key] = driver_times(a.build, "sendrecv_perf", p, transport, size,
+                                                    size, iters, ["--msg-bytes", str(msg)],
+                                                    cpu=cpu)[size]
+            calib["chunked_cpu_us"][key] = cpu[size]
 
 
 def oversub_factor(alpha, t2, tp, p, cores):
@@ -296,8 +300,8 @@ def measure_round(a, transports, ranks, sizes, algos):
                                           env, log)[s]
                         ran = loom_decision(log[0])
                         r["points"][(t, algo, p, s)] = (us, ran)
-                        calibrate_point(a, t, s, message_bytes(algo if ran == "?" else ran, s,
-                                                               p), citers[s], r["calib"][t])
+                        calibrate_point(a, t, p, s, message_bytes(algo if ran == "?" else ran,
+                                                                  s, p), citers[s], r["calib"][t])
         r["ended"] = time.strftime("%H:%M:%S", time.gmtime())
         return r
     finally:
@@ -343,7 +347,7 @@ def reduce_at(membw, m):
     return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][1]
 
 
-def simulate_cpu(a, rounds, key):
+def simulate_cpu(a, rounds, key, prank=False):
     """Per round: the schedule loom ran at this point, simulated with a calibration of what each
     cost is, by CPU time, not by wall time alone ("cpu" column). It differs from the chunked one
     (simulate_by_message) in three ways:
@@ -351,9 +355,14 @@ def simulate_cpu(a, rounds, key):
       the 2-rank sendrecv of the same bytes in messages of the schedule's size spent per byte
       moved, not its wall time (--sim-core-gbps = 4 S / that CPU time: the sendrecv moves 2 S,
       each byte costs a core 1 / core-gbps on each side). Above the cores it is multiplied by
-      the p-rank over the 2-rank CPU cost per byte of the 1-message sendrecv: more processes
-      than cores can make each byte dearer (caches, switches), but the time a core sits idle
-      while its ranks wait is not a cost per byte, so it is not charged per byte;
+      the p-rank over the 2-rank CPU cost per byte of the 1-message sendrecv; with `prank` (the
+      "cpu, p-rank" column) it comes instead from the p-rank sendrecv of the same messages
+      (calibrate_point; 2 p S / its CPU time): with more processes than cores no core goes idle
+      between messages, while on a VM a 2-rank exchange of small messages may pay the idle
+      cores' wake-ups in CPU time too (run 12, tcp, 1 MiB in 128 KiB messages: 1.2 ms of CPU on
+      2 ranks against 0.56 ms in 512 KiB ones; run 13's VM: 1.2 ms in both). None where a round
+      lacks it (runs before 2026-12-02). Either way the time a core sits idle while its ranks
+      wait is not a cost per byte, so it is not charged per byte;
     - the per-message latency: the p-rank sendrecv of 8 B (with more ranks than cores, a message
       waits for its receiver to be scheduled);
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
@@ -372,7 +381,13 @@ def simulate_cpu(a, rounds, key):
         alpha = c["alpha_p_us"][p]
         rate = s / max(1e-3, c["chunked_us"][k] - c["alpha_us"])  # bytes/us, one flow
         core = 4 * s / max(1e-3, c["chunked_cpu_us"][k])  # bytes/us, one core, one side
-        if p > a.cores:
+        kp = f"{p}:{s}:{m}"
+        if p > a.cores and prank:
+            if kp not in c["chunked_cpu_us"]:
+                return None
+            # The p-rank sendrecv of the same messages: p S sent, each byte paid on both sides.
+            core = 2 * p * s / max(1e-3, c["chunked_cpu_us"][kp])
+        elif p > a.cores:
             cp, c2 = c["sendrecv_p_cpu_us"][p][s], c["sendrecv_cpu_us"][s]
             core *= (c2 / (2 * s)) / (cp / (p * s))
         # tcp reduces from its own staging buffer, just filled by the receive (reduce_at); shm
@@ -520,6 +535,7 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                          2 * rate / 1e3 * f)[2]
                     msg = simulate_by_message(a, rounds, k)
                     cpu = simulate_cpu(a, rounds, k)
+                    cpu_p = simulate_cpu(a, rounds, k, prank=True)
                     rows.append({"transport": t, "algo": algo, "ranks": p, "size": s,
                                  "msg_bytes": msg["bytes"], "msg_sim_us": msg["sim_us"],
                                  "msg_ratio": msg["ratio"], "msg_same": msg["same"],
@@ -527,6 +543,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                  "cpu_sim_us": cpu and cpu["sim_us"],
                                  "cpu_ratio": cpu and cpu["ratio"],
                                  "cpu_pass": bool(cpu) and abs(cpu["ratio"] - 1) <= a.tolerance,
+                                 "cpu_p_sim_us": cpu_p and cpu_p["sim_us"],
+                                 "cpu_p_ratio": cpu_p and cpu_p["ratio"],
+                                 "cpu_p_pass": bool(cpu_p) and
+                                 abs(cpu_p["ratio"] - 1) <= a.tolerance,
                                  "decision": dec, "loom_ran": ",".join(ran), "measured_us": m,
                                  "runs_us": runs, "simulated_us": sim_us, "model_us": model_us,
                                  "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance,
@@ -538,9 +558,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
            "measured us (median) | rounds min-max | simulated us | sim/measured | | "
            "oversub. f | simulated us, f | sim/measured, f | | message | simulated us, "
            "chunked | sim/measured per round, chunked | | simulated us, cpu | "
-           "sim/measured per round, cpu | |",
+           "sim/measured per round, cpu | | simulated us, cpu, p-rank | sim/measured per round, "
+           "cpu, p-rank | |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-           "---|"]
+           "---|---|---|---|"]
     for r in rows:
         same = r["loom_ran"] == r["decision"]
         out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
@@ -552,13 +573,15 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                    f"{'PASS' if r['pass_oversub'] else 'MISS'} | {human_msg(r['msg_bytes'])}"
                    f"{'' if r['msg_same'] else ' (chunk differs)'} | {r['msg_sim_us']:.0f} | "
                    f"{r['msg_ratio']:.2f} | {'PASS' if r['msg_pass'] else 'MISS'} | "
-                   + (f"{r['cpu_sim_us']:.0f} | {r['cpu_ratio']:.2f} | "
-                      f"{'PASS' if r['cpu_pass'] else 'MISS'} |" if r["cpu_ratio"] else
-                      "n/a | n/a | |"))
+                   + " ".join(f"{r[c + '_sim_us']:.0f} | {r[c + '_ratio']:.2f} | "
+                             f"{'PASS' if r[c + '_pass'] else 'MISS'} |" if r[c + "_ratio"] else
+                             "n/a | n/a | |" for c in ("cpu", "cpu_p")))
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
     n_c = sum(r["cpu_pass"] for r in rows)
+    n_cp = sum(r["cpu_p_pass"] for r in rows)
+    has_cp = all(r["cpu_p_ratio"] for r in rows)
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -586,7 +609,9 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     "with the CPU-time calibration (the same messages, but a core's cost per byte "
                     "from the sendrecv's CPU time, not its wall time; the latency from the p-rank "
                     "sendrecv of 8 B; over tcp, the reduction rate at one message's working "
-                    "set).", ""]
+                    "set)" + (f"; **{n_cp} of {len(rows)}** with the same but, above the cores, "
+                              "a core's cost per byte from the CPU time of the p-rank sendrecv of "
+                              "the same messages" if has_cp else "") + ".", ""]
     for t in transports:
         keys = sorted({k for r in rounds for k in r["calib"][t]["chunked_us"]},
                       key=lambda k: [int(x) for x in k.split(":")])
