@@ -422,7 +422,9 @@ def main():
                     "2000 iterations; the 8 B latency runs %d)" % LATENCY_ITERS)
     ap.add_argument("--rounds", type=int, default=3,
                     help="measurement rounds, each under the lock on its own (medians are kept)")
-    ap.add_argument("--cores", type=int, default=os.cpu_count())
+    ap.add_argument("--cores", type=int, default=None,
+                    help="cores the ranks share (default: this machine's; --rescore: the stored "
+                    "run's, else this machine's)")
     ap.add_argument("--tolerance", type=float, default=0.25)
     ap.add_argument("--lock", default="/tmp/loom-measure.lock",
                     help="held during each round ('' when run under flock(1) on it)")
@@ -443,6 +445,7 @@ def main():
             sys.exit(f"validate_local: --rescore: no points.json in '{a.rescore}'")
         rescore(a)
         return
+    a.cores = a.cores or os.cpu_count()
     if not a.out:
         sys.exit("validate_local: --out DIR is required (or --rescore DIR)")
     os.makedirs(a.out, exist_ok=True)
@@ -464,6 +467,8 @@ def rescore(a):
     under new names."""
     with open(os.path.join(a.rescore, "points.json")) as f:
         d = json.load(f)
+    # Runs stored before 2026-12-02 01:00 UTC lack "cores" (all ran on the 2-vCPU VMs).
+    a.cores = a.cores or d.get("cores") or os.cpu_count()
     rounds = []
     for r in d["rounds"]:
         by_int = lambda d: {int(k): v for k, v in d.items()}
@@ -636,7 +641,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                "calib": r["calib"],
                                "points": [{"key": list(k), "us": v[0], "loom_ran": v[1]}
                                           for k, v in r["points"].items()]} for r in rounds],
-                   "started": started, "host": host, "calib_iters": calib_iters_text}, f,
+                   "started": started, "host": host, "calib_iters": calib_iters_text,
+                   "cores": a.cores}, f,
                   indent=1, default=str)
     print(text)
 
