@@ -1,12 +1,16 @@
 // The one-host direct path (LOOM_SHM_DIRECT_BYTES) for small all-reduces and barriers: exact and
 // bit-identical on every rank, safe when direct and scheduled calls alternate (slot reuse across
 // parities), bypassed by LOOM_ALGO, and a dead or absent peer is named within the timeout.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -98,13 +102,18 @@ TEST(ShmDirect, ForcedAlgorithmAndSwitchedOffGiveTheSameResults) {
 // to one CPU after the communicator exists (so it believes it has a core per rank), and the CPU
 // time this thread spends per 1-element direct all-reduce is measured. Spinning through the
 // pure-spin window (4 us) while the peer waits for the core costs at least 2 us a call (every
-// other call, per rank), the limit; the back-off in ShmDirect::waitAll avoids it.
+// other call, per rank); the back-off in ShmDirect::waitAll avoids it. The limit is relative to a
+// baseline measured in the same run, in batches interleaved with loom's: the bare handover, the
+// two processes on that CPU passing a turn through shared memory with sched_yield. A fixed 2 us
+// limit failed on a slower 2-vCPU VM (2026-12-02) where nothing spun. Measured there: with the
+// back-off loom's call 2.1-2.9 us against a handover of 2.9-3.9 us; with the back-off disabled
+// 4.3-4.9 us against 2.9-3.9 us (0.8-1.4 us above it). The limit: the handover + 0.5 us.
 TEST(ShmDirect, RanksSharingOneCoreHandItOverWithoutSpinning) {
   RankOptions opt;
   opt.env = {{"LOOM_ALGO", "allreduce:direct"}};
   auto res = runRanks(
       2,
-      [](int, int, loomComm_t comm) -> std::string {
+      [](int rank, int, loomComm_t comm) -> std::string {
         cpu_set_t all, one;
         if (sched_getaffinity(0, sizeof all, &all) != 0) return "sched_getaffinity failed";
         int cpu = 0;
@@ -117,6 +126,27 @@ TEST(ShmDirect, RanksSharingOneCoreHandItOverWithoutSpinning) {
           clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
           return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
         };
+        // The handover baseline's turn word, shared through a segment named after the harness
+        // process (both ranks are its children); rank 0 unlinks it at the end.
+        const std::string seg = "/loom_test_handover_" + std::to_string(getppid());
+        int fd = shm_open(seg.c_str(), O_CREAT | O_RDWR, 0600);
+        if (fd < 0 || ftruncate(fd, 4096) != 0) return "shm_open/ftruncate failed for " + seg;
+        void* mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (mem == MAP_FAILED) return "mmap failed for " + seg;
+        auto* turn = static_cast<std::atomic<uint32_t>*>(mem);
+        uint32_t passes = 0;
+        // One handover: wait for our turn (yielding), pass it on. false after 10 s (peer gone).
+        auto handover = [&] {
+          const uint32_t want = 2 * passes++ + static_cast<uint32_t>(rank);
+          const auto deadline = Clock::now() + std::chrono::seconds(10);
+          while (turn->load(std::memory_order_acquire) != want) {
+            if (Clock::now() > deadline) return false;
+            sched_yield();
+          }
+          turn->store(want + 1, std::memory_order_release);
+          return true;
+        };
         float x = 1;
         std::string e;
         for (int i = 0; i < 200 && e.empty(); ++i)  // warm-up
@@ -125,18 +155,29 @@ TEST(ShmDirect, RanksSharingOneCoreHandItOverWithoutSpinning) {
         // a batch that another process on this CPU interrupted costs more, a rank that spins
         // while its peer waits for the core costs it in every batch (2.6-3.2 us before the
         // back-off; 0.9 us with it, 1.0-1.5 us with a busy process pinned to the same CPU).
-        const double limitUs = 2.0;
+        const double marginUs = 0.5;  // over the bare handover (see above)
         const int batches = 20, calls = 100;
-        double best = 1e9;
+        double best = 1e9, bestHandover = 1e9;
         for (int b = 0; b < batches && e.empty(); ++b) {
-          const double t0 = cpuUs();
+          double t0 = cpuUs();
           for (int i = 0; i < calls && e.empty(); ++i)
             e = check(loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr), comm, "call");
           best = std::min(best, (cpuUs() - t0) / calls);
+          t0 = cpuUs();
+          for (int i = 0; i < calls && e.empty(); ++i)
+            if (!handover()) e = "handover baseline: the peer stopped passing the turn";
+          bestHandover = std::min(bestHandover, (cpuUs() - t0) / calls);
         }
+        if (e.empty())  // both ranks are done with the segment after this
+          e = check(loomAllReduce(&x, &x, 1, loomFloat32, loomSum, comm, nullptr), comm, "end");
+        munmap(mem, 4096);
+        if (rank == 0) shm_unlink(seg.c_str());
         sched_setaffinity(0, sizeof all, &all);
         if (!e.empty()) return e;
-        return best < limitUs ? "" : "CPU time per call " + std::to_string(best) + " us";
+        return best < bestHandover + marginUs
+                   ? ""
+                   : "CPU time per call " + std::to_string(best) + " us, the bare handover " +
+                         std::to_string(bestHandover) + " us";
       },
       opt);
   EXPECT_EQ(failures(res), "");
