@@ -215,7 +215,7 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib):
     version took the wall-time f from the p-rank one: at 1 MiB on 4-8 ranks over tcp that f
     counted every small message's wake-ups among p processes and the simulation came out
     1.25-1.45x slow; the 1-message p-rank sendrecv gives f.)"""
-    for p in sorted({2, ranks if ranks > a.cores else 2}):
+    for p in [2] + ([ranks] if ranks > a.cores else []):
         key = f"{p}:{size}:{msg}"
         if key not in calib["chunked_us"]:
             cpu = {}
@@ -642,8 +642,7 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                "points": [{"key": list(k), "us": v[0], "loom_ran": v[1]}
                                           for k, v in r["points"].items()]} for r in rounds],
                    "started": started, "host": host, "calib_iters": calib_iters_text,
-                   "cores": a.cores}, f,
-                  indent=1, default=str)
+                   "cores": a.cores}, f, indent=1, default=str)
     print(text)
 
 
