@@ -81,7 +81,10 @@ bool applyFlag(const std::string& flag, const std::string& value, Options* o, st
     ok = parseInt(value, &o->timeoutSec) && o->timeoutSec >= 0;
   else if (flag == "msg-bytes")
     ok = parseSize(value, &o->msgBytes) && o->msgBytes > 0;
-  else if (flag == "t" || flag == "g")
+  else if (flag == "lockstep") {
+    ok = value == "0" || value == "1";
+    o->lockstep = value == "1";
+  } else if (flag == "t" || flag == "g")
     ok = value == "1";  // one thread, one device per rank
   else {
     *err = "unknown flag -" + flag;
@@ -188,6 +191,8 @@ void printUsage(const char* prog) {
       "  --timeout S  kill all ranks after S seconds (--ranks launcher)\n"
       "  --msg-bytes B  sendrecv only: send and receive each buffer as messages of at most B\n"
       "               bytes, all in one group (as a pipelined schedule's chunks go)\n"
+      "  --lockstep 1 with --msg-bytes: each message its own group, the next one posted when\n"
+      "               this one's send and receive are done (as a ring's steps go)\n"
       "Run as root under Open MPI: mpirun --allow-run-as-root --oversubscribe -np N %s ...\n",
       prog, prog);
 }

@@ -27,7 +27,8 @@ struct Options {
   int ranks = 0;                 // --ranks N: fork N local ranks (0: MPI env or 1 rank)
   std::string backend = "loom";  // --backend loom|mpi|gloo_ring|gloo_hd
   int timeoutSec = 0;            // --timeout: the launcher kills the ranks after this many seconds
-  size_t msgBytes = 0;  // --msg-bytes: sendrecv as messages of at most this many bytes (0: one)
+  size_t msgBytes = 0;    // --msg-bytes: sendrecv as messages of at most this many bytes (0: one)
+  bool lockstep = false;  // --lockstep 1: each --msg-bytes message its own group, in turn
   bool showHelp = false;
 };
 

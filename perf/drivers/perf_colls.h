@@ -54,7 +54,8 @@ struct CollCall {
   int rank = 0;
   int nranks = 1;
   bool inPlace = false;
-  size_t msgCount = 0;  // sendrecv: elements per message (0: the whole buffer in one)
+  size_t msgCount = 0;    // sendrecv: elements per message (0: the whole buffer in one)
+  bool lockstep = false;  // sendrecv: each message its own group (done before the next)
 };
 
 // Points call.send / call.recv into the two buffers (in place: both into recvBase, at the

@@ -132,6 +132,7 @@ int runRank(const Options& opts, const CollInfo& coll, Coord& coord) {
         call.rank = coord.rank();
         call.nranks = n;
         if (opts.msgBytes > 0) call.msgCount = std::max<size_t>(1, opts.msgBytes / typeSize(dt));
+        call.lockstep = opts.lockstep;
         RowResult row;
         row.size = sizes.sizeBytes;
         row.count = sizes.count;
@@ -173,6 +174,10 @@ int driverMain(int argc, char** argv, const char* collName) {
   if (opts.msgBytes > 0 && (coll->kind != CollKind::kSendRecv || opts.backend != "loom")) {
     std::fprintf(stderr, "%s: --msg-bytes applies to sendrecv with the loom backend only\n",
                  argv[0]);
+    return 2;
+  }
+  if (opts.lockstep && opts.msgBytes == 0) {
+    std::fprintf(stderr, "%s: --lockstep 1 needs --msg-bytes\n", argv[0]);
     return 2;
   }
   if (!opts.algo.empty()) {  // read by the library when the communicator is made

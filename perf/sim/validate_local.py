@@ -37,7 +37,10 @@ sendrecv of the same messages (not the wall-time f: a core that sits idle while 
 each other is not a dearer byte, and the schedule's own waits are the simulator's to find); the
 per-message latency from the p-rank sendrecv of 8 B; over tcp, the reduction rate at one
 message's working set (tcp reduces each message as it arrives, from the staging buffer its receive
-just filled).
+just filled). A fifth ("cpu, p-rank") takes, above the cores, a core's cost per byte from the
+p-rank sendrecv of the same messages; a sixth ("cpu, lock-step") from the p-rank sendrecv of the
+same messages in lock-step (each message done before the next, as a schedule's steps), and the
+per-message latency from the time its cores sat idle per message (simulate_cpu).
 
   perf/sim/validate_local.py --build build --rescore perf/results/<run>/tcp
 simulates an earlier run's points.json again (all columns, nothing measured) into
@@ -214,7 +217,10 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib):
     calib["chunked_us"] and calib["chunked_cpu_us"] under "p:size:msg" (once per round). (A first
     version took the wall-time f from the p-rank one: at 1 MiB on 4-8 ranks over tcp that f
     counted every small message's wake-ups among p processes and the simulation came out
-    1.25-1.45x slow; the 1-message p-rank sendrecv gives f.)"""
+    1.25-1.45x slow; the 1-message p-rank sendrecv gives f.) Above the cores, also the p-rank
+    sendrecv of the same messages in lock-step (--lockstep 1: each message sent and received
+    before the next is posted, as a schedule's steps wait for the step before), in
+    calib["lockstep_us"] and calib["lockstep_cpu_us"] under the same key."""
     for p in [2] + ([ranks] if ranks > a.cores else []):
         key = f"{p}:{size}:{msg}"
         if key not in calib["chunked_us"]:
@@ -223,6 +229,12 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib):
                                                     size, iters, ["--msg-bytes", str(msg)],
                                                     cpu=cpu)[size]
             calib["chunked_cpu_us"][key] = cpu[size]
+        if p > a.cores and key not in calib.setdefault("lockstep_us", {}):
+            cpu = {}
+            calib["lockstep_us"][key] = driver_times(
+                a.build, "sendrecv_perf", p, transport, size, size, iters,
+                ["--msg-bytes", str(msg), "--lockstep", "1"], cpu=cpu)[size]
+            calib.setdefault("lockstep_cpu_us", {})[key] = cpu[size]
 
 
 def oversub_factor(alpha, t2, tp, p, cores):
@@ -347,7 +359,7 @@ def reduce_at(membw, m):
     return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][1]
 
 
-def simulate_cpu(a, rounds, key, prank=False):
+def simulate_cpu(a, rounds, key, above="1-message"):
     """Per round: the schedule loom ran at this point, simulated with a calibration of what each
     cost is, by CPU time, not by wall time alone ("cpu" column). It differs from the chunked one
     (simulate_by_message) in three ways:
@@ -355,9 +367,9 @@ def simulate_cpu(a, rounds, key, prank=False):
       the 2-rank sendrecv of the same bytes in messages of the schedule's size spent per byte
       moved, not its wall time (--sim-core-gbps = 4 S / that CPU time: the sendrecv moves 2 S,
       each byte costs a core 1 / core-gbps on each side). Above the cores it is multiplied by
-      the p-rank over the 2-rank CPU cost per byte of the 1-message sendrecv; with `prank` (the
-      "cpu, p-rank" column) it comes instead from the p-rank sendrecv of the same messages
-      (calibrate_point; 2 p S / its CPU time): with more processes than cores no core goes idle
+      the p-rank over the 2-rank CPU cost per byte of the 1-message sendrecv; with `above`
+      "p-rank" (the "cpu, p-rank" column) it comes instead from the p-rank sendrecv of the same
+      messages (calibrate_point; 2 p S / its CPU time): with more processes than cores no core goes idle
       between messages, while on a VM a 2-rank exchange of small messages may pay the idle
       cores' wake-ups in CPU time too (run 12, tcp, 1 MiB in 128 KiB messages: 1.2 ms of CPU on
       2 ranks against 0.56 ms in 512 KiB ones; run 13's VM: 1.2 ms in both). None where a round
@@ -365,6 +377,14 @@ def simulate_cpu(a, rounds, key, prank=False):
       wait is not a cost per byte, so it is not charged per byte;
     - the per-message latency: the p-rank sendrecv of 8 B (with more ranks than cores, a message
       waits for its receiver to be scheduled);
+    - `above` "lock-step" (the "cpu, lock-step" column): above the cores, both from the p-rank
+      sendrecv of the same messages in lock-step (calibrate_point): a core's cost per byte from
+      its CPU time (2 p S / cpu_us), and the latency = the time per message the cores sat idle
+      in it, (wall - cpu_us / cores) / messages, at least the 8 B one. A schedule's step waits
+      for the step before; with more processes than cores, each step waits for processes to be
+      woken and scheduled in turn, and the streaming sendrecv never waits so (run 13-14, tcp,
+      4 ranks: a ring step took ~60% longer than a streamed message). The fluid core sharing
+      has no such turns, so the idle time is charged per message, as latency;
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
@@ -382,7 +402,13 @@ def simulate_cpu(a, rounds, key, prank=False):
         rate = s / max(1e-3, c["chunked_us"][k] - c["alpha_us"])  # bytes/us, one flow
         core = 4 * s / max(1e-3, c["chunked_cpu_us"][k])  # bytes/us, one core, one side
         kp = f"{p}:{s}:{m}"
-        if p > a.cores and prank:
+        if p > a.cores and above == "lock-step":
+            if kp not in c.get("lockstep_cpu_us", {}):
+                return None
+            wall, cpu = c["lockstep_us"][kp], c["lockstep_cpu_us"][kp]
+            core = 2 * p * s / max(1e-3, cpu)
+            alpha = max(alpha, (wall - cpu / a.cores) / max(1, -(-s // m)))
+        elif p > a.cores and above == "p-rank":
             if kp not in c["chunked_cpu_us"]:
                 return None
             # The p-rank sendrecv of the same messages: p S sent, each byte paid on both sides.
@@ -480,7 +506,10 @@ def rescore(a):
                      "sendrecv_p_cpu_us": {int(q): by_int(m) for q, m in
                                            c.get("sendrecv_p_cpu_us", {}).items()},
                      "chunked_us": c["chunked_us"],
-                     "chunked_cpu_us": c.get("chunked_cpu_us", {})}
+                     "chunked_cpu_us": c.get("chunked_cpu_us", {}),
+                     # Runs before 2026-12-02 02:40 UTC (run 15) lack the lock-step sendrecv.
+                     "lockstep_us": c.get("lockstep_us", {}),
+                     "lockstep_cpu_us": c.get("lockstep_cpu_us", {})}
                  for t, c in r["calib"].items()}
         rounds.append({"started": r["started"], "ended": r["ended"], "calib": calib,
                        "membw": {int(k): tuple(v) for k, v in r["membw"].items()},
@@ -540,7 +569,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                          2 * rate / 1e3 * f)[2]
                     msg = simulate_by_message(a, rounds, k)
                     cpu = simulate_cpu(a, rounds, k)
-                    cpu_p = simulate_cpu(a, rounds, k, prank=True)
+                    cpu_p = simulate_cpu(a, rounds, k, above="p-rank")
+                    cpu_l = simulate_cpu(a, rounds, k, above="lock-step")
                     rows.append({"transport": t, "algo": algo, "ranks": p, "size": s,
                                  "msg_bytes": msg["bytes"], "msg_sim_us": msg["sim_us"],
                                  "msg_ratio": msg["ratio"], "msg_same": msg["same"],
@@ -552,6 +582,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                  "cpu_p_ratio": cpu_p and cpu_p["ratio"],
                                  "cpu_p_pass": bool(cpu_p) and
                                  abs(cpu_p["ratio"] - 1) <= a.tolerance,
+                                 "cpu_l_sim_us": cpu_l and cpu_l["sim_us"],
+                                 "cpu_l_ratio": cpu_l and cpu_l["ratio"],
+                                 "cpu_l_pass": bool(cpu_l) and
+                                 abs(cpu_l["ratio"] - 1) <= a.tolerance,
                                  "decision": dec, "loom_ran": ",".join(ran), "measured_us": m,
                                  "runs_us": runs, "simulated_us": sim_us, "model_us": model_us,
                                  "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance,
@@ -564,9 +598,9 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
            "oversub. f | simulated us, f | sim/measured, f | | message | simulated us, "
            "chunked | sim/measured per round, chunked | | simulated us, cpu | "
            "sim/measured per round, cpu | | simulated us, cpu, p-rank | sim/measured per round, "
-           "cpu, p-rank | |",
+           "cpu, p-rank | | simulated us, cpu, lock-step | sim/measured per round, cpu, lock-step | |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-           "---|---|---|---|"]
+           "---|---|---|---|---|---|---|"]
     for r in rows:
         same = r["loom_ran"] == r["decision"]
         out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
@@ -580,13 +614,15 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                    f"{r['msg_ratio']:.2f} | {'PASS' if r['msg_pass'] else 'MISS'} | "
                    + " ".join(f"{r[c + '_sim_us']:.0f} | {r[c + '_ratio']:.2f} | "
                              f"{'PASS' if r[c + '_pass'] else 'MISS'} |" if r[c + "_ratio"] else
-                             "n/a | n/a | |" for c in ("cpu", "cpu_p")))
+                             "n/a | n/a | |" for c in ("cpu", "cpu_p", "cpu_l")))
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
     n_c = sum(r["cpu_pass"] for r in rows)
     n_cp = sum(r["cpu_p_pass"] for r in rows)
     has_cp = all(r["cpu_p_ratio"] for r in rows)
+    n_cl = sum(r["cpu_l_pass"] for r in rows)
+    has_cl = all(r["cpu_l_ratio"] for r in rows)
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -616,7 +652,11 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     "sendrecv of 8 B; over tcp, the reduction rate at one message's working "
                     "set)" + (f"; **{n_cp} of {len(rows)}** with the same but, above the cores, "
                               "a core's cost per byte from the CPU time of the p-rank sendrecv of "
-                              "the same messages" if has_cp else "") + ".", ""]
+                              "the same messages" if has_cp else "") +
+                    (f"; **{n_cl} of {len(rows)}** with the same but, above the cores, both a "
+                     "core's cost per byte and the latency from the p-rank sendrecv of the same "
+                     "messages in lock-step (its CPU time; its idle time per message)"
+                     if has_cl else "") + ".", ""]
     for t in transports:
         keys = sorted({k for r in rounds for k in r["calib"][t]["chunked_us"]},
                       key=lambda k: [int(x) for x in k.split(":")])
@@ -624,6 +664,11 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                      "that ran it), p:S:m: " + "; ".join(
                          f"{k}: {median([r['calib'][t]['chunked_us'][k] for r in rounds if k in r['calib'][t]['chunked_us']]):.0f}"
                          for k in keys))
+        lk = [r["calib"][t].get("lockstep_us", {}) for r in rounds]
+        keys = sorted({k for d in lk for k in d}, key=lambda k: [int(x) for x in k.split(":")])
+        if keys:
+            lines.append(f"- {t}: the same in lock-step, us: " + "; ".join(
+                f"{k}: {median([d[k] for d in lk if k in d]):.0f}" for k in keys))
     for t in transports:
         lines.append(f"- {t}: latency {calib[t]['alpha_us']:.1f} us; " + "; ".join(
             f"{human(s)}: {calib[t]['params'][s]}" for s in sizes))

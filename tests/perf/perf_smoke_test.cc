@@ -156,6 +156,23 @@ TEST(PerfDriver, SendrecvInMessagesOfMsgBytesIsExact) {
   expectCleanSendrecv(run);
 }
 
+// --lockstep 1: each message in its own group, done before the next; the same bytes arrive.
+TEST(PerfDriver, SendrecvInLockStepMessagesIsExact) {
+  CmdResult run =
+      runCommand(driver("sendrecv") + " --ranks 3 --timeout 120 -b 1000 -e 64K -f 4 -n 2" +
+                 " --msg-bytes 4K --lockstep 1");
+  expectCleanSendrecv(run);
+}
+
+TEST(PerfDriver, LockstepNeedsMsgBytesAndZeroOrOne) {
+  CmdResult run = runCommand(driver("sendrecv") + " --ranks 2 --lockstep 1");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("--lockstep 1 needs --msg-bytes"), std::string::npos) << run.out;
+  run = runCommand(driver("sendrecv") + " --ranks 2 --msg-bytes 4K --lockstep yes");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("bad value 'yes' for flag -lockstep"), std::string::npos) << run.out;
+}
+
 TEST(PerfDriver, MsgBytesIsRefusedOutsideSendrecv) {
   CmdResult run = runCommand(driver("all_reduce") + " --ranks 2 --msg-bytes 4K");
   EXPECT_EQ(run.status, 2) << run.out;
