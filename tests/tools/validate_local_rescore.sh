@@ -2,16 +2,18 @@
 # perf/sim/validate_local.py --rescore on stored runs (nothing measured; loom-plan simulates each
 # point again): it must exit 0 and write a summary with every point and the columns the run has
 # data for (--cores 2: they ran on 2-vCPU VMs, and runs before 2026-12-02 01:00 did not store it):
-#   - run 14 (2026-12-02, the first with the p-rank chunked sendrecv): 24 rows, five counts, the
-#     "cpu, p-rank" column filled on every row;
-#   - run 13 (before it): 24 rows, the "cpu, p-rank" column "n/a" on the 4- and 8-rank rows and
-#     its count left out of the summary, not reported as 0.
+#   - run 15 (2026-12-02 02:00, the first with the lock-step p-rank sendrecv): 24 rows, six
+#     counts, every column filled on every row;
+#   - run 14 (the first with the streamed p-rank chunked sendrecv): 24 rows, five counts, the
+#     "cpu, lock-step" column "n/a" on the 16 rows of 4 and 8 ranks;
+#   - run 13 (before it): 24 rows, four counts, "cpu, p-rank" and "cpu, lock-step" "n/a" on those
+#     16 rows (32 cells), their counts left out of the summary, not reported as 0.
 set -u
 src=$1 build=$2
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-check() {  # run-dir, expected n/a rows, expected count of bold "N of 24"
+check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of 24"
   local run=$1 na=$2 counts=$3
   local d="$tmp/$(basename "$run")"
   mkdir -p "$d"
@@ -20,13 +22,14 @@ check() {  # run-dir, expected n/a rows, expected count of bold "N of 24"
     { echo "FAIL: $run: rescore exited $?"; tail -5 "$d/out.txt"; fail=1; return; }
   local rows nas n
   rows=$(grep -c '^| tcp |' "$d/summary-rescored.md")
-  nas=$(grep '^| tcp |' "$d/summary-rescored.md" | grep -c 'n/a | n/a')
+  nas=$(grep '^| tcp |' "$d/summary-rescored.md" | grep -o 'n/a | n/a' | wc -l)
   n=$(grep -o '\*\*[0-9]* of 24' "$d/summary-rescored.md" | wc -l)
-  echo "$run: $rows rows, $nas without the p-rank column, $n counts"
+  echo "$run: $rows rows, $nas cells n/a, $n counts"
   [ "$rows" = 24 ] || { echo "FAIL: $run: $rows rows, not 24"; fail=1; }
-  [ "$nas" = "$na" ] || { echo "FAIL: $run: $nas rows n/a, not $na"; fail=1; }
+  [ "$nas" = "$na" ] || { echo "FAIL: $run: $nas cells n/a, not $na"; fail=1; }
   [ "$n" = "$counts" ] || { echo "FAIL: $run: $n counts, not $counts"; fail=1; }
 }
-check 2026-12-02-vm-sim-vs-loom-14 0 5
-check 2026-12-01-vm-sim-vs-loom-13 16 4
+check 2026-12-02-vm-sim-vs-loom-15 0 6
+check 2026-12-02-vm-sim-vs-loom-14 16 5
+check 2026-12-01-vm-sim-vs-loom-13 32 4
 exit $fail
