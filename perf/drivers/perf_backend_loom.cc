@@ -83,22 +83,28 @@ class LoomBackend : public Backend {
         // in one group, or (--lockstep 1) each in its own, done before the next is posted.
         const size_t step = c.msgCount > 0 ? c.msgCount : std::max<size_t>(c.count, 1);
         const size_t es = typeSize(c.dt);
-        loomResult_t r = loomSuccess, s = loomSuccess, v = loomSuccess;
         const size_t msgs = std::max<size_t>(1, (c.count + step - 1) / step);  // 0: one empty
-        for (size_t k = 0; k < msgs && r == loomSuccess; ++k) {
-          if (k == 0 || c.lockstep) r = loomGroupStart();
-          if (r != loomSuccess) break;
-          const size_t off = k * step, n = std::min(step, c.count - off);
-          const char* in = static_cast<const char*>(c.send) + off * es;
-          char* out = static_cast<char*>(c.recv) + off * es;
-          if (s == loomSuccess) s = loomSend(in, n, c.dt, next, comm_, stream_);
-          if (v == loomSuccess) v = loomRecv(out, n, c.dt, prev, comm_, stream_);
-          if (k + 1 == msgs || c.lockstep) {
-            r = loomGroupEnd();
-            if (c.lockstep && r == loomSuccess) r = loomStreamSynchronize(stream_, -1);
+        auto group = [&](size_t first, size_t last) {  // messages [first, last) in one group
+          loomResult_t r = loomGroupStart();
+          if (r != loomSuccess) return r;
+          loomResult_t s = loomSuccess, v = loomSuccess;
+          for (size_t k = first; k < last; ++k) {
+            const size_t off = k * step, n = std::min(step, c.count - off);
+            const char* in = static_cast<const char*>(c.send) + off * es;
+            char* out = static_cast<char*>(c.recv) + off * es;
+            if (s == loomSuccess) s = loomSend(in, n, c.dt, next, comm_, stream_);
+            if (v == loomSuccess) v = loomRecv(out, n, c.dt, prev, comm_, stream_);
           }
+          r = loomGroupEnd();
+          return s != loomSuccess ? s : (v != loomSuccess ? v : r);
+        };
+        if (!c.lockstep) return group(0, msgs);
+        for (size_t k = 0; k < msgs; ++k) {
+          loomResult_t r = group(k, k + 1);
+          if (r == loomSuccess) r = loomStreamSynchronize(stream_, -1);
+          if (r != loomSuccess) return r;
         }
-        return s != loomSuccess ? s : (v != loomSuccess ? v : r);
+        return loomSuccess;
       }
     }
     return loomInvalidArgument;

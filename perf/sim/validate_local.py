@@ -177,7 +177,7 @@ def calibrate_round(build, transport, sizes, iters, ranks, cores):
     # its CPU time.
     return {"alpha_us": alpha_p[2], "alpha_p_us": alpha_p, "sendrecv_us": t, "sendrecv_p_us": over,
             "sendrecv_cpu_us": cpu, "sendrecv_p_cpu_us": cpu_p, "chunked_us": {},
-            "chunked_cpu_us": {}}
+            "chunked_cpu_us": {}, "lockstep_us": {}, "lockstep_cpu_us": {}}
 
 
 def message_bytes(decision, size, ranks):
@@ -223,18 +223,14 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib):
     calib["lockstep_us"] and calib["lockstep_cpu_us"] under the same key."""
     for p in [2] + ([ranks] if ranks > a.cores else []):
         key = f"{p}:{size}:{msg}"
-        if key not in calib["chunked_us"]:
-            cpu = {}
-            calib["chunked_us"][key] = driver_times(a.build, "sendrecv_perf", p, transport, size,
-                                                    size, iters, ["--msg-bytes", str(msg)],
-                                                    cpu=cpu)[size]
-            calib["chunked_cpu_us"][key] = cpu[size]
-        if p > a.cores and key not in calib.setdefault("lockstep_us", {}):
-            cpu = {}
-            calib["lockstep_us"][key] = driver_times(
-                a.build, "sendrecv_perf", p, transport, size, size, iters,
-                ["--msg-bytes", str(msg), "--lockstep", "1"], cpu=cpu)[size]
-            calib.setdefault("lockstep_cpu_us", {})[key] = cpu[size]
+        for name, extra in [("chunked", [])] + ([("lockstep", ["--lockstep", "1"])]
+                                                if p > a.cores else []):
+            if key not in calib[f"{name}_us"]:
+                cpu = {}
+                calib[f"{name}_us"][key] = driver_times(
+                    a.build, "sendrecv_perf", p, transport, size, size, iters,
+                    ["--msg-bytes", str(msg), *extra], cpu=cpu)[size]
+                calib[f"{name}_cpu_us"][key] = cpu[size]
 
 
 def oversub_factor(alpha, t2, tp, p, cores):
@@ -359,6 +355,10 @@ def reduce_at(membw, m):
     return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][1]
 
 
+# The CPU-time columns: (row key prefix, simulate_cpu's `above`).
+CPU_COLUMNS = [("cpu", "1-message"), ("cpu_p", "p-rank"), ("cpu_l", "lock-step")]
+
+
 def simulate_cpu(a, rounds, key, above="1-message"):
     """Per round: the schedule loom ran at this point, simulated with a calibration of what each
     cost is, by CPU time, not by wall time alone ("cpu" column). It differs from the chunked one
@@ -403,7 +403,7 @@ def simulate_cpu(a, rounds, key, above="1-message"):
         core = 4 * s / max(1e-3, c["chunked_cpu_us"][k])  # bytes/us, one core, one side
         kp = f"{p}:{s}:{m}"
         if p > a.cores and above == "lock-step":
-            if kp not in c.get("lockstep_cpu_us", {}):
+            if kp not in c["lockstep_cpu_us"]:
                 return None
             wall, cpu = c["lockstep_us"][kp], c["lockstep_cpu_us"][kp]
             core = 2 * p * s / max(1e-3, cpu)
@@ -568,30 +568,23 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                         sim_o = simulate(a.build, t, p, s, calib[t]["params"][s], algo, a.cores,
                                          2 * rate / 1e3 * f)[2]
                     msg = simulate_by_message(a, rounds, k)
-                    cpu = simulate_cpu(a, rounds, k)
-                    cpu_p = simulate_cpu(a, rounds, k, above="p-rank")
-                    cpu_l = simulate_cpu(a, rounds, k, above="lock-step")
-                    rows.append({"transport": t, "algo": algo, "ranks": p, "size": s,
-                                 "msg_bytes": msg["bytes"], "msg_sim_us": msg["sim_us"],
-                                 "msg_ratio": msg["ratio"], "msg_same": msg["same"],
-                                 "msg_pass": abs(msg["ratio"] - 1) <= a.tolerance,
-                                 "cpu_sim_us": cpu and cpu["sim_us"],
-                                 "cpu_ratio": cpu and cpu["ratio"],
-                                 "cpu_pass": bool(cpu) and abs(cpu["ratio"] - 1) <= a.tolerance,
-                                 "cpu_p_sim_us": cpu_p and cpu_p["sim_us"],
-                                 "cpu_p_ratio": cpu_p and cpu_p["ratio"],
-                                 "cpu_p_pass": bool(cpu_p) and
-                                 abs(cpu_p["ratio"] - 1) <= a.tolerance,
-                                 "cpu_l_sim_us": cpu_l and cpu_l["sim_us"],
-                                 "cpu_l_ratio": cpu_l and cpu_l["ratio"],
-                                 "cpu_l_pass": bool(cpu_l) and
-                                 abs(cpu_l["ratio"] - 1) <= a.tolerance,
-                                 "decision": dec, "loom_ran": ",".join(ran), "measured_us": m,
-                                 "runs_us": runs, "simulated_us": sim_us, "model_us": model_us,
-                                 "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance,
-                                 "oversub_f": f, "simulated_oversub_us": sim_o,
-                                 "ratio_oversub": sim_o / m,
-                                 "pass_oversub": abs(sim_o / m - 1) <= a.tolerance})
+                    row = {"transport": t, "algo": algo, "ranks": p, "size": s,
+                           "msg_bytes": msg["bytes"], "msg_sim_us": msg["sim_us"],
+                           "msg_ratio": msg["ratio"], "msg_same": msg["same"],
+                           "msg_pass": abs(msg["ratio"] - 1) <= a.tolerance}
+                    for c, above in CPU_COLUMNS:
+                        res = simulate_cpu(a, rounds, k, above)
+                        row.update({f"{c}_sim_us": res and res["sim_us"],
+                                    f"{c}_ratio": res and res["ratio"],
+                                    f"{c}_pass": bool(res) and
+                                    abs(res["ratio"] - 1) <= a.tolerance})
+                    rows.append(row)
+                    row.update({"decision": dec, "loom_ran": ",".join(ran), "measured_us": m,
+                                "runs_us": runs, "simulated_us": sim_us, "model_us": model_us,
+                                "ratio": sim_us / m, "pass": abs(sim_us / m - 1) <= a.tolerance,
+                                "oversub_f": f, "simulated_oversub_us": sim_o,
+                                "ratio_oversub": sim_o / m,
+                                "pass_oversub": abs(sim_o / m - 1) <= a.tolerance})
 
     out = ["| transport | schedule | ranks | size | decision (simulated) | loom ran | "
            "measured us (median) | rounds min-max | simulated us | sim/measured | | "
@@ -614,15 +607,12 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                    f"{r['msg_ratio']:.2f} | {'PASS' if r['msg_pass'] else 'MISS'} | "
                    + " ".join(f"{r[c + '_sim_us']:.0f} | {r[c + '_ratio']:.2f} | "
                              f"{'PASS' if r[c + '_pass'] else 'MISS'} |" if r[c + "_ratio"] else
-                             "n/a | n/a | |" for c in ("cpu", "cpu_p", "cpu_l")))
+                             "n/a | n/a | |" for c, _ in CPU_COLUMNS))
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
-    n_c = sum(r["cpu_pass"] for r in rows)
-    n_cp = sum(r["cpu_p_pass"] for r in rows)
-    has_cp = all(r["cpu_p_ratio"] for r in rows)
-    n_cl = sum(r["cpu_l_pass"] for r in rows)
-    has_cl = all(r["cpu_l_ratio"] for r in rows)
+    n_c, n_cp, n_cl = (sum(r[f"{c}_pass"] for r in rows) for c, _ in CPU_COLUMNS)
+    has_cp, has_cl = (all(r[f"{c}_ratio"] for r in rows) for c, _ in CPU_COLUMNS[1:])
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -657,18 +647,17 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                      "core's cost per byte and the latency from the p-rank sendrecv of the same "
                      "messages in lock-step (its CPU time; its idle time per message)"
                      if has_cl else "") + ".", ""]
+    def by_key(t, name):
+        """"p:S:m: us; ..." of calib[name] (median of the rounds that ran each), "" if none."""
+        ds = [r["calib"][t][name] for r in rounds]
+        keys = sorted({k for d in ds for k in d}, key=lambda k: [int(x) for x in k.split(":")])
+        return "; ".join(f"{k}: {median([d[k] for d in ds if k in d]):.0f}" for k in keys)
+
     for t in transports:
-        keys = sorted({k for r in rounds for k in r["calib"][t]["chunked_us"]},
-                      key=lambda k: [int(x) for x in k.split(":")])
         lines.append(f"- {t}: sendrecv of S in messages of m on p ranks, us (median of the rounds "
-                     "that ran it), p:S:m: " + "; ".join(
-                         f"{k}: {median([r['calib'][t]['chunked_us'][k] for r in rounds if k in r['calib'][t]['chunked_us']]):.0f}"
-                         for k in keys))
-        lk = [r["calib"][t].get("lockstep_us", {}) for r in rounds]
-        keys = sorted({k for d in lk for k in d}, key=lambda k: [int(x) for x in k.split(":")])
-        if keys:
-            lines.append(f"- {t}: the same in lock-step, us: " + "; ".join(
-                f"{k}: {median([d[k] for d in lk if k in d]):.0f}" for k in keys))
+                     "that ran it), p:S:m: " + by_key(t, "chunked_us"))
+        if by_key(t, "lockstep_us"):
+            lines.append(f"- {t}: the same in lock-step, us: " + by_key(t, "lockstep_us"))
     for t in transports:
         lines.append(f"- {t}: latency {calib[t]['alpha_us']:.1f} us; " + "; ".join(
             f"{human(s)}: {calib[t]['params'][s]}" for s in sizes))
