@@ -143,6 +143,11 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
   x.timeoutMs = c->timeoutMs;
   x.spinUs = params::spinUs();
   x.peerCheckMs = params::peerCheckMs();
+  if (!params::stepTrace().empty()) {
+    LOOM_CHECK(sched::StepTrace::open(log::expandPath(params::stepTrace(), rank), rank, nranks,
+                                      &c->stepTrace));
+    x.trace = c->stepTrace.get();
+  }
   return makePlanner(opt, c);
 }
 

@@ -71,7 +71,8 @@ struct loomComm {
   loom::plan::Overrides overrides;  // LOOM_ALGO / LOOM_TUNE: a forced choice bypasses `direct`
   std::vector<loom::transport::Transport*> transportOf;
   std::vector<loom::transport::Transport*> transports;
-  loom::sched::ExecContext exec;  // filled once the transports are up
+  loom::sched::ExecContext exec;                      // filled once the transports are up
+  std::unique_ptr<loom::sched::StepTrace> stepTrace;  // LOOM_STEP_TRACE (exec.trace)
   std::atomic<bool> abortFlag{false};
   std::atomic<int> inFlight{0};
   // Non-blocking init: the thread running it, and its result.

@@ -71,17 +71,7 @@ void load() {
   c.host = h;
   std::string file = params::debugFile();
   if (!file.empty()) {
-    std::string path;
-    for (size_t i = 0; i < file.size(); ++i) {
-      if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'h') {
-        path += c.host;
-        ++i;
-      } else if (file[i] == '%' && i + 1 < file.size() && file[i + 1] == 'p') {
-        path += std::to_string(getpid());
-        ++i;
-      } else
-        path += file[i];
-    }
+    std::string path = expandPath(file);
     FILE* f = std::fopen(path.c_str(), "a");
     if (f != nullptr) c.out = f;
   }
@@ -120,6 +110,27 @@ void write(Level level, Subsys, const std::string& msg) {
 
 void setThreadRank(int rank) { tRank = rank; }
 int threadRank() { return tRank; }
+
+std::string expandPath(const std::string& pattern, int rank) {
+  std::string path;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+    if (pattern[i] == '%' && next == 'h') {
+      char h[256] = {0};
+      gethostname(h, sizeof(h) - 1);
+      path += h;
+    } else if (pattern[i] == '%' && next == 'p') {
+      path += std::to_string(getpid());
+    } else if (pattern[i] == '%' && next == 'r' && rank >= 0) {
+      path += std::to_string(rank);
+    } else {
+      path += pattern[i];
+      continue;
+    }
+    ++i;
+  }
+  return path;
+}
 void reloadForTesting() { loaded.store(0); }
 
 }  // namespace loom::log

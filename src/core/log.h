@@ -18,6 +18,8 @@ void setThreadRank(int rank);
 int threadRank();
 // Tests: re-read LOOM_DEBUG / LOOM_DEBUG_SUBSYS.
 void reloadForTesting();
+// A file name pattern with %h (host name), %p (pid) and, when rank >= 0, %r (rank) replaced.
+std::string expandPath(const std::string& pattern, int rank = -1);
 
 }  // namespace loom::log
 

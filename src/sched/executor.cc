@@ -1,11 +1,15 @@
 #include "sched/executor.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -68,6 +72,10 @@ class Run {
     return k == OpKind::kSend || k == OpKind::kRecv || k == OpKind::kRecvReduce;
   }
   void complete(int i);
+  double sinceStartUs() const {
+    return std::chrono::duration<double, std::micro>(Clock::now() - start_).count();
+  }
+  void writeTrace();
   Status post(int i);
   Status postReady(bool* did);
   Status runLocal(bool* did);
@@ -91,10 +99,14 @@ class Run {
   Storage& storage_;
   std::unique_ptr<uint8_t[]> scratch_;  // this run's own scratch when too big to keep
   size_t done_ = 0;
+  // LOOM_STEP_TRACE only: the run's start and each step's start and end (us since start_).
+  Clock::time_point start_;
+  std::vector<double> startUs_, endUs_;
 };
 
 void Run::complete(int i) {
   ++done_;
+  if (ctx_.trace != nullptr) endUs_[i] = sinceStartUs();
   for (uint32_t e = outBegin_[i]; e < outBegin_[i + 1]; ++e) {
     int d = static_cast<int>(outEdges_[e]);
     if (--depsLeft_[d] == 0 && !isNet(s_.steps[d].op)) localReady_.push_back(d);
@@ -117,6 +129,7 @@ Status Run::post(int i) {
   }
   transport::Transport* t = ctx_.transportOf[st.peer];
   if (t == nullptr) return internalError("no transport to rank ", st.peer);
+  if (ctx_.trace != nullptr) startUs_[i] = sinceStartUs();
   return t->post(st.peer, &r);
 }
 
@@ -136,6 +149,7 @@ Status Run::runLocal(bool* did) {
   while (localHead_ < localReady_.size()) {
     int i = localReady_[localHead_++];
     const Step& st = s_.steps[i];
+    if (ctx_.trace != nullptr) startUs_[i] = sinceStartUs();
     if (st.bytes > 0) {
       if (st.op == OpKind::kCopy) {
         if (at(st.dst) != at(st.src)) kernels::copy(at(st.dst), at(st.src), st.bytes);
@@ -227,9 +241,28 @@ Status Run::idle(Clock::time_point lastProgress, Clock::time_point* lastPeerChec
   return st;
 }
 
+void Run::writeTrace() {
+  std::string out;
+  const uint64_t call = ctx_.trace->nextCall();
+  char line[160];
+  for (size_t i = 0; i < s_.steps.size(); ++i) {
+    const Step& st = s_.steps[i];
+    std::snprintf(line, sizeof line, "%d %" PRIu64 " %zu %s %d %" PRIu64 " %.1f %.1f\n",
+                  ctx_.trace->rank(), call, i, opKindName(st.op), st.peer,
+                  static_cast<uint64_t>(st.bytes), startUs_[i], endUs_[i]);
+    out += line;
+  }
+  ctx_.trace->write(out);
+}
+
 Status Run::go() {
   const size_t n = s_.steps.size();
   if (n == 0) return Status();
+  if (ctx_.trace != nullptr) {
+    start_ = Clock::now();
+    startUs_.assign(n, 0.0);
+    endUs_.assign(n, 0.0);
+  }
   if (bufs_.size() < s_.numBuffers) bufs_.resize(s_.numBuffers, nullptr);
   if (s_.scratchBytes > 0 && bufs_[kBufScratch] == nullptr) {
     // Small scratch is kept per thread, so small operations do not allocate on every call.
@@ -306,10 +339,30 @@ Status Run::go() {
     }
     LOOM_CHECK(idle(lastProgress, &lastPeerCheck));
   }
+  if (ctx_.trace != nullptr) writeTrace();
   return Status();
 }
 
 }  // namespace
+
+Status StepTrace::open(const std::string& path, int rank, int nranks,
+                       std::unique_ptr<StepTrace>* out) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return invalidArgument("LOOM_STEP_TRACE: cannot open '", path, "': ", std::strerror(errno));
+  out->reset(new StepTrace(fd, rank));
+  (*out)->write(strCat("# loom step trace, rank ", rank, " of ", nranks,
+                       ": rank call step op peer bytes start_us end_us\n"));
+  return Status();
+}
+
+StepTrace::~StepTrace() { ::close(fd_); }
+
+void StepTrace::write(const std::string& lines) {
+  // A trace is a diagnostic: a short or failed write (disk full) drops lines, never the run.
+  ssize_t w = ::write(fd_, lines.data(), lines.size());
+  (void)w;
+}
 
 Status execute(const Schedule& sched, std::vector<uint8_t*> buffers, DataType dtype, RedOp op,
                const ExecContext& ctx) {

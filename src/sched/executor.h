@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/identity.h"
@@ -15,6 +17,31 @@
 #include "transports/transport.h"
 
 namespace loom::sched {
+
+// LOOM_STEP_TRACE: when and how long each step of every schedule run took, appended to a file as
+// text, one line per step: "rank call step op peer bytes start_us end_us". The times are
+// microseconds from the start of that run (call); start is when the step was handed to its
+// transport (send, recv, recvreduce) or began (copy, reduce), end when its completion was seen.
+class StepTrace {
+ public:
+  // Appends to `path` (created if absent) after a "#" header line; a path that cannot be opened
+  // is kInvalidArgument naming LOOM_STEP_TRACE.
+  static Status open(const std::string& path, int rank, int nranks,
+                     std::unique_ptr<StepTrace>* out);
+  ~StepTrace();
+  StepTrace(const StepTrace&) = delete;
+  StepTrace& operator=(const StepTrace&) = delete;
+  int rank() const { return rank_; }
+  uint64_t nextCall() { return calls_++; }
+  // One run's lines in one write (O_APPEND), so ranks sharing a file do not interleave them.
+  void write(const std::string& lines);
+
+ private:
+  StepTrace(int fd, int rank) : fd_(fd), rank_(rank) {}
+  int fd_;
+  int rank_;
+  uint64_t calls_ = 0;
+};
 
 struct ExecContext {
   int rank = 0;
@@ -25,6 +52,7 @@ struct ExecContext {
   int64_t timeoutMs = 600000;
   int64_t spinUs = 50;
   int64_t peerCheckMs = 500;
+  StepTrace* trace = nullptr;  // LOOM_STEP_TRACE (null: off)
 };
 
 // buffers[slot] = base pointer of each slot; the scratch slot (2) may be null, then the executor
