@@ -105,6 +105,7 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
 
 Status Engine::ready(int unit, uint32_t step) {
   const SimStep& st = stepOf(unit, step);
+  if (opt_.traceSteps && traceStart_[unit][step] < 0) traceStart_[unit][step] = now_;
   switch (st.op) {
     case OpKind::kCopy:
       startCompute(unit, step, st.bytes, opt_.copyGBps);
@@ -285,6 +286,7 @@ Status Engine::stepDone(int unit, uint32_t step) {
   const SimStep& st = stepOf(unit, step);
   ++stepsDone_;
   if (now_ > unitDone_[unit]) unitDone_[unit] = now_;
+  if (opt_.traceSteps) traceEnd_[unit][step] = now_;
   const uint32_t* next = &next_[nextBase_[unit] + st.nextBegin];
   for (uint32_t k = 0; k < st.nextCount; ++k)
     if (depDone(unit, next[k])) LOOM_CHECK(ready(unit, next[k]));
@@ -440,6 +442,14 @@ Status Engine::setUpDependencies() {
 
 Status Engine::run() {
   LOOM_CHECK(setUp());
+  if (opt_.traceSteps) {
+    traceStart_.assign(units_, {});
+    traceEnd_.assign(units_, {});
+    for (int u = 0; u < units_; ++u) {
+      traceStart_[u].assign(unitShape(u).steps.size(), -1.0);
+      traceEnd_[u].assign(unitShape(u).steps.size(), -1.0);
+    }
+  }
   for (int u = 0; u < units_; ++u) {
     const Shape& sh = unitShape(u);
     for (size_t i = 0; i < sh.steps.size(); ++i)
@@ -490,6 +500,14 @@ Status Engine::run() {
   int n = set_.nranks();
   res_->rankSeconds.resize(n);
   for (int r = 0; r < n; ++r) res_->rankSeconds[r] = unitDone_[unitOf(r)];
+  if (opt_.traceSteps) {
+    res_->stepStartSeconds.resize(n);
+    res_->stepEndSeconds.resize(n);
+    for (int r = 0; r < n; ++r) {
+      res_->stepStartSeconds[r] = traceStart_[unitOf(r)];
+      res_->stepEndSeconds[r] = traceEnd_[unitOf(r)];
+    }
+  }
   for (const PathRec& p : paths_)
     for (uint32_t i = 0; i < p.len; ++i)
       linkAcc_[hops_[p.off + i].link] += p.bytes * hops_[p.off + i].weight;

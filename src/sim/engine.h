@@ -91,6 +91,10 @@ struct SimOptions {
   int foldMinMembers = 4;      // ...when classes average at least this many ranks (else the
                                // analysis, every member's path, costs more than it saves)
   double timeEpsilon = 1e-12;  // seconds: events this close count as simultaneous
+  // Record when each step of each rank became ready (its dependencies done: a transfer is posted)
+  // and when it finished (SimResult::stepStartSeconds / stepEndSeconds), as LOOM_STEP_TRACE does
+  // for a real run. Folded ranks get their class's times. Small runs only: two doubles per step.
+  bool traceSteps = false;
 };
 
 struct SimResult {
@@ -103,6 +107,8 @@ struct SimResult {
   int maxComponentFlows = 0;
   std::vector<double> linkBytes;    // bytes carried per link (weight-scaled)
   std::vector<double> rankSeconds;  // when each rank's last step finished
+  // SimOptions::traceSteps: per rank, per schedule step, when it became ready and finished.
+  std::vector<std::vector<double>> stepStartSeconds, stepEndSeconds;
   double wallSeconds = 0;
   // Fraction of the makespan each link was busy carrying bytes at full capacity.
   double utilisation(const Net& net, int link) const;

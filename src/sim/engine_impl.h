@@ -182,6 +182,7 @@ class Engine {
   std::vector<double> unitDone_;  // per unit: last step done
   std::unique_ptr<MaxMin> mm_;
   double now_ = 0;
+  std::vector<std::vector<double>> traceStart_, traceEnd_;  // per unit, per step (traceSteps)
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   // Flow ends (most of the events that are not a fixed delay ahead), in a heap of small entries.
   struct FlowEndEvent {

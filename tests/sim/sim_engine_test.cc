@@ -121,6 +121,22 @@ TEST(SimEngine, BatchedComponentsEqualExactGlobalSolve) {
   }
 }
 
+// Rank 0 sends two messages of S to rank 1; when the first is in, rank 1 sends an empty one to 2.
+std::vector<sched::Schedule> twoQueuedMessages(uint64_t S) {
+  std::vector<sched::Schedule> r(3);
+  for (int i = 0; i < 3; ++i) {
+    r[i].rank = i;
+    r[i].nranks = 3;
+  }
+  r[0].send(1, {}, S);
+  r[0].send(1, {}, S);
+  int first = r[1].recv(0, {}, S);
+  r[1].recv(0, {}, S);
+  r[1].send(2, {}, 0, {first});
+  r[2].recv(1, {}, 0);
+  return r;
+}
+
 // Two messages from rank 0 to rank 1, ready together, share one connection and go out in order:
 // the first is in after S / B (rank 1 then tells rank 2 with an empty message), the second after
 // 2 S / B. As two flows sharing the NIC both would take 2 S / B, and a pipelined ring that queues
@@ -129,23 +145,74 @@ TEST(SimEngine, MessagesOnOneConnectionGoOutInOrder) {
   Net net(oneGpuHosts());
   ASSERT_TRUE(buildFatTree(TinyFatTree{}, &net).ok());  // 3 hosts on one leaf, 50 GB/s
   const uint64_t S = 4 << 20;
-  sched::Schedule a, b, c;
-  a.rank = 0;
-  b.rank = 1;
-  c.rank = 2;
-  a.nranks = b.nranks = c.nranks = 3;
-  a.send(1, {}, S);
-  a.send(1, {}, S);
-  int first = b.recv(0, {}, S);
-  b.recv(0, {}, S);
-  b.send(2, {}, 0, {first});
-  c.recv(1, {}, 0);
   SimOptions o;
   SimResult res;
-  ASSERT_TRUE(testing::simulateUnfolded(net, {a, b, c}, &o, &res).ok());
+  ASSERT_TRUE(testing::simulateUnfolded(net, twoQueuedMessages(S), &o, &res).ok());
   const double alpha = (o.latNetUs + o.latHopUs) * 1e-6, wire = S / 50e9;
   EXPECT_NEAR(res.rankSeconds[2], wire + 2 * alpha, 1e-9);
   EXPECT_NEAR(res.rankSeconds[1], 2 * wire + alpha, 1e-9);
+}
+
+// traceSteps: each step's ready and done times. The two messages above: rank 1's first receive
+// is done at S / B + alpha, its second at 2 S / B + alpha; its empty send to rank 2 becomes ready
+// when the first is done and is done alpha later, as is rank 2's receive (ready at 0).
+TEST(SimEngine, StepTraceGivesEachStepsReadyAndDoneTimes) {
+  Net net(oneGpuHosts());
+  ASSERT_TRUE(buildFatTree(TinyFatTree{}, &net).ok());
+  const uint64_t S = 4 << 20;
+  SimOptions o;
+  o.traceSteps = true;
+  SimResult res;
+  ASSERT_TRUE(testing::simulateUnfolded(net, twoQueuedMessages(S), &o, &res).ok());
+  const double alpha = (o.latNetUs + o.latHopUs) * 1e-6, wire = S / 50e9;
+  ASSERT_EQ(res.stepStartSeconds.size(), 3u);
+  ASSERT_EQ(res.stepEndSeconds[1].size(), 3u);
+  EXPECT_NEAR(res.stepStartSeconds[0][1], 0, 1e-12);
+  EXPECT_NEAR(res.stepEndSeconds[0][1], 2 * wire + alpha, 1e-9);
+  EXPECT_NEAR(res.stepEndSeconds[1][0], wire + alpha, 1e-9);
+  EXPECT_NEAR(res.stepEndSeconds[1][1], 2 * wire + alpha, 1e-9);
+  EXPECT_NEAR(res.stepStartSeconds[1][2], wire + alpha, 1e-9);
+  EXPECT_NEAR(res.stepEndSeconds[1][2], wire + 2 * alpha, 1e-9);
+  EXPECT_NEAR(res.stepStartSeconds[2][0], 0, 1e-12);
+  EXPECT_NEAR(res.stepEndSeconds[2][0], res.rankSeconds[2], 1e-12);
+  // Off by default: nothing recorded.
+  SimOptions off;
+  ASSERT_TRUE(testing::simulateUnfolded(net, twoQueuedMessages(S), &off, &res).ok());
+  EXPECT_TRUE(res.stepStartSeconds.empty());
+}
+
+// A folded 16-rank ring traced: every rank gets its class's times, each step starts no earlier than
+// the steps it depends on end, and each rank's last end is its finish time.
+TEST(SimEngine, StepTraceOfAFoldedRingFollowsTheDependencies) {
+  Net net(oneGpuHosts());
+  ASSERT_TRUE(buildFatTree(TinyFatTree{}, &net).ok());
+  const int p = 16;
+  std::vector<sched::Schedule> scheds;
+  ScheduleSet set(p);
+  for (int r = 0; r < p; ++r) {
+    scheds.push_back(tinyRing(r, identityOrder(p), 1 << 20));
+    ASSERT_TRUE(set.add(scheds.back()).ok());
+  }
+  SimOptions o;
+  o.traceSteps = true;
+  SimResult res;
+  ASSERT_TRUE(simulate(net, set, {}, o, &res).ok());
+  EXPECT_GT(res.foldClasses, 0) << res.foldNote;
+  ASSERT_EQ(res.stepEndSeconds.size(), static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) {
+    const sched::Schedule& s = scheds[r];
+    ASSERT_EQ(res.stepEndSeconds[r].size(), s.steps.size());
+    double last = 0;
+    for (size_t i = 0; i < s.steps.size(); ++i) {
+      const double start = res.stepStartSeconds[r][i], end = res.stepEndSeconds[r][i];
+      EXPECT_GE(start, 0) << "rank " << r << " step " << i;
+      EXPECT_GE(end, start) << "rank " << r << " step " << i;
+      for (uint32_t k = 0; k < s.steps[i].depCount; ++k)
+        EXPECT_GE(start + 1e-12, res.stepEndSeconds[r][s.deps[s.steps[i].depBegin + k]]);
+      last = std::max(last, end);
+    }
+    EXPECT_NEAR(last, res.rankSeconds[r], 1e-12);
+  }
 }
 
 TEST(SimEngine, UnmatchedSendIsReportedAsDeadlock) {

@@ -2,8 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -168,7 +171,8 @@ std::string PlanSimulator::describeModel() const {
   return os.str();
 }
 
-Status PlanSimulator::simulateOne(const sched::CollArgs& args, SimulatedCandidate* c) {
+Status PlanSimulator::simulateOne(const sched::CollArgs& args, SimulatedCandidate* c, int traceCall,
+                                  std::FILE* trace) {
   const int p = s_.nranks;
   if (p > s_.opt.maxRanks) {
     c->skipped = strCat("over budget: ", p, " ranks > ", s_.opt.maxRanks);
@@ -190,9 +194,24 @@ Status PlanSimulator::simulateOne(const sched::CollArgs& args, SimulatedCandidat
   };
   LOOM_CHECK(sim::buildScheduleSet(build, args, p, s_.hostOf, &set));
   sim::SimResult res;
-  LOOM_CHECK(sim::simulate(*net_, set, rankGpu_, simOpt_, &res));
+  sim::SimOptions o = simOpt_;
+  o.traceSteps = trace != nullptr;
+  LOOM_CHECK(sim::simulate(*net_, set, rankGpu_, o, &res));
   c->simSec = res.seconds;
   c->flows = res.flows;
+  if (trace == nullptr) return Status();
+  for (int r = 0; r < p; ++r) {
+    const sim::Shape& sh = set.shapeOfRank(r);
+    for (size_t i = 0; i < sh.steps.size(); ++i) {
+      const sim::SimStep& st = sh.steps[i];
+      const bool net = st.op == sched::OpKind::kSend || st.op == sched::OpKind::kRecv ||
+                       st.op == sched::OpKind::kRecvReduce;
+      std::fprintf(trace, "%d %d %zu %s %d %llu %.1f %.1f\n", r, traceCall, i,
+                   sched::opKindName(st.op), net ? (r + st.peerDelta) % p : -1,
+                   static_cast<unsigned long long>(st.bytes), res.stepStartSeconds[r][i] * 1e6,
+                   res.stepEndSeconds[r][i] * 1e6);
+    }
+  }
   return Status();
 }
 
@@ -261,10 +280,30 @@ Status printSimulateTable(PlanSimulator* ps, sched::CollArgs args, uint64_t lo, 
     std::snprintf(b, sizeof b, "%.1f", s * 1e6);
     return std::string(b);
   };
-  for (uint64_t b = lo; b <= hi; b *= 2) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace(nullptr, &std::fclose);
+  if (!ps->options().stepTrace.empty()) {
+    trace.reset(std::fopen(ps->options().stepTrace.c_str(), "w"));
+    if (!trace)
+      return invalidArgument("--sim-step-trace: cannot open '", ps->options().stepTrace,
+                             "': ", std::strerror(errno));
+    std::fprintf(trace.get(),
+                 "# loom simulated step trace (%s): rank call step op peer bytes "
+                 "start_us end_us\n",
+                 ps->describeModel().c_str());
+  }
+  int call = 0;
+  for (uint64_t b = lo; b <= hi; b *= 2, ++call) {
     args.count = countFor(b);
     SimulatedRow row;
     LOOM_CHECK(ps->row(args, &row));
+    if (trace) {
+      SimulatedCandidate c;
+      c.d = row.decision;
+      LOOM_CHECK(ps->simulateOne(args, &c, call, trace.get()));
+      if (c.simSec < 0)
+        std::fprintf(trace.get(), "# call %d (%s): not simulated, %s\n", call,
+                     c.d.describe().c_str(), c.skipped.c_str());
+    }
     double modelSim = -1;
     for (const SimulatedCandidate& c : row.sims)
       if (c.d.describe() == row.model.describe()) modelSim = c.simSec;
@@ -315,6 +354,9 @@ void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* o) {
                   "With --sim-cores: K:F,... while K ranks are busy at once (more than the "
                   "cores) they deliver 1/F of the cores' capacity, linear in between (e.g. "
                   "4:1.3,8:1.6)");
+  app->add_option("--sim-step-trace", o->stepTrace,
+                  "Write the decision's simulated steps at each size to this file, in "
+                  "LOOM_STEP_TRACE's format (call k: the k-th size; perf/step_trace.py reads it)");
   app->add_flag("--sim-busy-by-demand", o->busyByDemand,
                 "With --sim-busy-slowdown: a busy rank counts as the share of its core its "
                 "transfers and reductions would take alone (at most 1)");

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -56,6 +57,10 @@ struct SimulateOptions {
   // capacity (sim::SimOptions::busySlowdown; "": off).
   std::string busySlowdown;
   bool busyByDemand = false;  // sim::SimOptions::busyByDemand
+  // Non-empty: the decision at each size is simulated once more with step tracing and its steps
+  // written here in LOOM_STEP_TRACE's format (rank call step op peer bytes start_us end_us; call
+  // k = the k-th size of the table), so perf/step_trace.py reads a simulated run as a real one.
+  std::string stepTrace;
 };
 
 // Where the ranks are and how they talk: the planner's own context.
@@ -92,8 +97,11 @@ class PlanSimulator {
   loom::Status init();  // builds the simulator's net
   loom::Status row(const loom::sched::CollArgs& args, SimulatedRow* out);
   // Simulated seconds of one decision (respecting the budget: `skipped` says why not).
-  loom::Status simulateOne(const loom::sched::CollArgs& args, SimulatedCandidate* c);
+  // `traceCall` >= 0 (and `trace`): its steps go to `trace` as call `traceCall`.
+  loom::Status simulateOne(const loom::sched::CollArgs& args, SimulatedCandidate* c,
+                           int traceCall = -1, std::FILE* trace = nullptr);
   const loom::sim::SimOptions& simOptions() const { return simOpt_; }
+  const SimulateOptions& options() const { return s_.opt; }
   std::string describeModel() const;  // one line: what the simulator's net models
 
  private:
