@@ -3,7 +3,8 @@
 # 4-rank double binary tree (shm, 2 cores) at 1 and 4 MiB has every rank's steps per size (calls
 # 0 and 1), and its 1 MiB call has step for step the schedule a real 4-rank run executes under the
 # same cost parameters (traced with LOOM_STEP_TRACE), so the two compare; the 4 MiB call does not
-# match that run and is refused; an unwritable trace path fails with a message naming the option.
+# match that run and is refused; an unwritable trace path fails with a message naming the option,
+# and so does the option without --simulate.
 set -u
 src=$1 plan=$2 driver=$3
 tmp=$(mktemp -d)
@@ -32,5 +33,9 @@ grep -q "differ" "$tmp/bad" || { echo "mismatch not named:"; cat "$tmp/bad"; fai
   --min 1M --max 1M --sim-step-trace /nonexistent-loom-dir/sim.txt > "$tmp/err" 2>&1 &&
   { echo "unwritable path accepted"; fail=1; }
 grep -q -- "--sim-step-trace: cannot open" "$tmp/err" || { echo "no message:"; cat "$tmp/err"; fail=1; }
+# Without --simulate the option would do nothing: refused, naming both.
+"$plan" --hosts 1 --ranks-per-host 4 --params "$params" --min 1M --max 1M \
+  --sim-step-trace "$tmp/x.txt" > "$tmp/err2" 2>&1 && { echo "--sim-step-trace without --simulate accepted"; fail=1; }
+grep -q -- "--sim-step-trace requires --simulate" "$tmp/err2" || { echo "no message:"; cat "$tmp/err2"; fail=1; }
 [ $fail -eq 0 ] && echo "sim step trace: OK"
 exit $fail

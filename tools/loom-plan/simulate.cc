@@ -337,29 +337,39 @@ int simulateMain(plan::Planner* planner, SimulateSetup setup, const sched::CollA
 }
 
 void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* o) {
-  app->add_flag("--simulate", *simulate,
-                "Ask the fabric simulator where the cost model is unsure (contention, or "
-                "candidates within --sim-margin) and decide by simulated time there");
-  app->add_option("--sim-margin", o->margin, "Close call: candidates within this fraction (0.25)");
-  app->add_option("--sim-top", o->top, "Candidates simulated per size (4)");
-  app->add_option("--sim-flows", o->flowBudget, "Flow budget per simulated candidate (1M)");
-  app->add_option("--sim-max-ranks", o->maxRanks, "No simulation above this many ranks (4096)");
-  app->add_flag("--sim-always", o->always, "Consult the simulator at every size");
+  // Every --sim-* option needs --simulate (given alone it would be silently ignored).
+  CLI::Option* sim =
+      app->add_flag("--simulate", *simulate,
+                    "Ask the fabric simulator where the cost model is unsure (contention, or "
+                    "candidates within --sim-margin) and decide by simulated time there");
+  app->add_option("--sim-margin", o->margin, "Close call: candidates within this fraction (0.25)")
+      ->needs(sim);
+  app->add_option("--sim-top", o->top, "Candidates simulated per size (4)")->needs(sim);
+  app->add_option("--sim-flows", o->flowBudget, "Flow budget per simulated candidate (1M)")
+      ->needs(sim);
+  app->add_option("--sim-max-ranks", o->maxRanks, "No simulation above this many ranks (4096)")
+      ->needs(sim);
+  app->add_flag("--sim-always", o->always, "Consult the simulator at every size")->needs(sim);
   app->add_option("--sim-cores", o->localCores,
-                  "Ranks are processes of one machine with this many cores (loom's shm/tcp runs)");
+                  "Ranks are processes of one machine with this many cores (loom's shm/tcp runs)")
+      ->needs(sim);
   app->add_option("--sim-core-gbps", o->coreGBps,
                   "With --sim-cores: bytes per second one core moves on one side of a transfer "
-                  "(default 2 x the transport's rate)");
+                  "(default 2 x the transport's rate)")
+      ->needs(sim);
   app->add_option("--sim-busy-slowdown", o->busySlowdown,
                   "With --sim-cores: K:F,... while K ranks are busy at once (more than the "
                   "cores) they deliver 1/F of the cores' capacity, linear in between (e.g. "
-                  "4:1.3,8:1.6)");
+                  "4:1.3,8:1.6)")
+      ->needs(sim);
   app->add_option("--sim-step-trace", o->stepTrace,
                   "Write the decision's simulated steps at each size to this file, in "
-                  "LOOM_STEP_TRACE's format (call k: the k-th size; perf/step_trace.py reads it)");
+                  "LOOM_STEP_TRACE's format (call k: the k-th size; perf/step_trace.py reads it)")
+      ->needs(sim);
   app->add_flag("--sim-busy-by-demand", o->busyByDemand,
                 "With --sim-busy-slowdown: a busy rank counts as the share of its core its "
-                "transfers and reductions would take alone (at most 1)");
+                "transfers and reductions would take alone (at most 1)")
+      ->needs(sim);
 }
 
 }  // namespace loomplan
