@@ -244,13 +244,10 @@ Status Run::idle(Clock::time_point lastProgress, Clock::time_point* lastPeerChec
 void Run::writeTrace() {
   std::string out;
   const uint64_t call = ctx_.trace->nextCall();
-  char line[160];
   for (size_t i = 0; i < s_.steps.size(); ++i) {
     const Step& st = s_.steps[i];
-    std::snprintf(line, sizeof line, "%d %" PRIu64 " %zu %s %d %" PRIu64 " %.1f %.1f\n",
-                  ctx_.trace->rank(), call, i, opKindName(st.op), st.peer,
-                  static_cast<uint64_t>(st.bytes), startUs_[i], endUs_[i]);
-    out += line;
+    out += stepTraceLine(ctx_.trace->rank(), call, i, st.op, st.peer, st.bytes, startUs_[i],
+                         endUs_[i]);
   }
   ctx_.trace->write(out);
 }
@@ -345,14 +342,22 @@ Status Run::go() {
 
 }  // namespace
 
+std::string stepTraceLine(int rank, uint64_t call, size_t step, OpKind op, int peer, uint64_t bytes,
+                          double startUs, double endUs) {
+  char line[160];
+  std::snprintf(line, sizeof line, "%d %" PRIu64 " %zu %s %d %" PRIu64 " %.1f %.1f\n", rank, call,
+                step, opKindName(op), peer, bytes, startUs, endUs);
+  return line;
+}
+
 Status StepTrace::open(const std::string& path, int rank, int nranks,
                        std::unique_ptr<StepTrace>* out) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0)
     return invalidArgument("LOOM_STEP_TRACE: cannot open '", path, "': ", std::strerror(errno));
   out->reset(new StepTrace(fd, rank));
-  (*out)->write(strCat("# loom step trace, rank ", rank, " of ", nranks,
-                       ": rank call step op peer bytes start_us end_us\n"));
+  (*out)->write(
+      strCat("# loom step trace, rank ", rank, " of ", nranks, ": ", kStepTraceFields, "\n"));
   return Status();
 }
 

@@ -43,6 +43,12 @@ class StepTrace {
   uint64_t calls_ = 0;
 };
 
+// One LOOM_STEP_TRACE line (with its newline), and the header's field list; loom-plan's simulated
+// trace writes the same lines.
+std::string stepTraceLine(int rank, uint64_t call, size_t step, OpKind op, int peer, uint64_t bytes,
+                          double startUs, double endUs);
+inline constexpr const char* kStepTraceFields = "rank call step op peer bytes start_us end_us";
+
 struct ExecContext {
   int rank = 0;
   std::vector<transport::Transport*> transportOf;  // per peer rank (nullptr for self)

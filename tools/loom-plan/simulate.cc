@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "sched/executor.h"
 #include "sim/from_topology.h"
 #include "sim/local_host.h"
 #include "sim/schedule_set.h"
@@ -206,10 +207,12 @@ Status PlanSimulator::simulateOne(const sched::CollArgs& args, SimulatedCandidat
       const sim::SimStep& st = sh.steps[i];
       const bool net = st.op == sched::OpKind::kSend || st.op == sched::OpKind::kRecv ||
                        st.op == sched::OpKind::kRecvReduce;
-      std::fprintf(trace, "%d %d %zu %s %d %llu %.1f %.1f\n", r, traceCall, i,
-                   sched::opKindName(st.op), net ? (r + st.peerDelta) % p : -1,
-                   static_cast<unsigned long long>(st.bytes), res.stepStartSeconds[r][i] * 1e6,
-                   res.stepEndSeconds[r][i] * 1e6);
+      std::fputs(
+          sched::stepTraceLine(r, static_cast<uint64_t>(traceCall), i, st.op,
+                               net ? (r + st.peerDelta) % p : -1, st.bytes,
+                               res.stepStartSeconds[r][i] * 1e6, res.stepEndSeconds[r][i] * 1e6)
+              .c_str(),
+          trace);
     }
   }
   return Status();
@@ -286,10 +289,8 @@ Status printSimulateTable(PlanSimulator* ps, sched::CollArgs args, uint64_t lo, 
     if (!trace)
       return invalidArgument("--sim-step-trace: cannot open '", ps->options().stepTrace,
                              "': ", std::strerror(errno));
-    std::fprintf(trace.get(),
-                 "# loom simulated step trace (%s): rank call step op peer bytes "
-                 "start_us end_us\n",
-                 ps->describeModel().c_str());
+    std::fprintf(trace.get(), "# loom simulated step trace (%s): %s\n", ps->describeModel().c_str(),
+                 sched::kStepTraceFields);
   }
   int call = 0;
   for (uint64_t b = lo; b <= hi; b *= 2, ++call) {
