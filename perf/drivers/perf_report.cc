@@ -96,8 +96,9 @@ void Report::jsonPlacement(const PlacementResult& p) {
     return;
   }
   std::fprintf(json_,
-               "{\"time_us\":%.3f,\"cpu_us\":%.3f,\"algbw\":%.4f,\"busbw\":%.4f,\"wrong\":%lld}",
-               p.timeUs, p.cpuUs, p.algbw, p.busbw, p.wrong);
+               "{\"time_us\":%.3f,\"cpu_us\":%.3f,\"steal_pct\":%.2f,\"algbw\":%.4f,"
+               "\"busbw\":%.4f,\"wrong\":%lld}",
+               p.timeUs, p.cpuUs, p.stealPct, p.algbw, p.busbw, p.wrong);
 }
 
 void Report::row(const RowResult& r) {

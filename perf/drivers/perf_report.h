@@ -18,6 +18,10 @@ struct PlacementResult {
   // Per iteration, the CPU time of all ranks' processes together (user + system, every thread;
   // the kernel's work for a rank's sockets counts where the kernel ran it): JSON only.
   double cpuUs = 0;
+  // The share of the host's CPU time that its hypervisor stole during the timed loop (/proc/stat's
+  // steal column), in percent; the largest over the ranks' hosts; -1 where unknown: JSON only. A
+  // VM whose vCPUs wait for the host measures its neighbours as much as the collective.
+  double stealPct = -1;
   double algbw = 0;  // GB/s (1e9 B)
   double busbw = 0;
   long long wrong = -1;  // elements wrong summed over ranks; -1 when not checked (-c 0)

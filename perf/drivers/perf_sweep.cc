@@ -45,6 +45,23 @@ double processCpuUs() {
   return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
 }
 
+// This host's steal and total CPU ticks so far (/proc/stat's first line: the time the hypervisor
+// ran something else while a vCPU wanted to run, and the sum of all columns); false where the
+// file is unreadable (not Linux, or a kernel without the steal column).
+bool hostTicks(unsigned long long* steal, unsigned long long* total) {
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (f == nullptr) return false;
+  unsigned long long v[8] = {};
+  int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                      &v[4], &v[5], &v[6], &v[7]);
+  std::fclose(f);
+  if (n != 8) return false;
+  *steal = v[7];
+  *total = 0;
+  for (unsigned long long x : v) *total += x;
+  return true;
+}
+
 void runOrAbort(SweepCtx& ctx, const CollCall& call, int rc, const char* what) {
   if (rc == 0) return;
   std::fprintf(stderr, "rank %d: %s_perf backend %s: %s failed (count %zu, %s): %s\n",
@@ -64,15 +81,24 @@ PlacementResult measure(SweepCtx& ctx, CollCall call, const CollSizes& sizes, in
   for (int i = 0; i < ctx.opts.warmup; ++i) runOrAbort(ctx, call, ctx.backend.run(call), "warm-up");
   runOrAbort(ctx, call, ctx.backend.sync(), "warm-up sync");
   ctx.coord.barrier();
+  unsigned long long steal0 = 0, total0 = 0, steal1 = 0, total1 = 0;
+  bool ticks = hostTicks(&steal0, &total0);
   const double cpu0 = processCpuUs();
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < ctx.opts.iters; ++i) runOrAbort(ctx, call, ctx.backend.run(call), "call");
   runOrAbort(ctx, call, ctx.backend.sync(), "sync");
   auto t1 = std::chrono::steady_clock::now();
   const double cpu = (processCpuUs() - cpu0) / ctx.opts.iters;
+  ticks = hostTicks(&steal1, &total1) && ticks;
+  // A loop shorter than a tick (10 ms) sees none: 0, not unknown.
+  double steal = !ticks ? -1.0
+                 : total1 > total0
+                     ? 100.0 * static_cast<double>(steal1 - steal0) / static_cast<double>(total1 - total0)
+                     : 0.0;
   double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / ctx.opts.iters;
   res.timeUs = ctx.coord.sum(us) / nranks;
   res.cpuUs = ctx.coord.sum(cpu);
+  res.stealPct = ctx.coord.max(steal);
   double wrong = 0;
   for (int i = 0; i < ctx.opts.check; ++i) {
     fillInputs(call, sizes);

@@ -119,30 +119,56 @@ def calib_iters(a, sizes):
 LATENCY_ITERS = 2000  # the 8 B sendrecv: 200 iterations on 8 ranks lasted ~3 ms
 
 
+# The hypervisor's steal time (/proc/stat, as the drivers' JSON steal_pct reports it for each
+# timed loop): on a VM whose host runs other guests, a run whose vCPUs waited for the host measured
+# the neighbours as much as loom (2026-12-02 08:00 UTC, 63 runs of two 4-8 rank shm all-reduces:
+# time and steal correlate 0.5-0.6; runs with steal >= 2% were 13-18% slower than those under 1%).
+# A driver run whose timed loops lost more than STEAL["max"] percent runs again, up to
+# STEAL["retries"] more times, and the try with the least steal is kept (main: --max-steal,
+# --steal-retries). Every run's tries land in STEAL["log"] (measure_round keeps a round's).
+STEAL = {"max": 2.0, "retries": 2, "log": []}
+
+
 def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=None, log=None,
-                 cpu=None):
+                 cpu=None, steal=None):
     """{size: out-of-place time in us} from a perf driver's -J output (`log`: list that gets the
     driver's output; `cpu`: dict that gets {size: all ranks' CPU time per iteration in us}, the
-    JSON's cpu_us). Warm-up: a tenth of the timed iterations, at least 3."""
+    JSON's cpu_us; `steal`: dict that gets {size: steal_pct}). Warm-up: a tenth of the timed
+    iterations, at least 3. Re-run while the steal of any size's timed loop exceeds
+    STEAL["max"] (at most STEAL["retries"] more times); the try with the least steal is kept."""
     jfile = f"/tmp/validate_local_{os.getpid()}.jsonl"
-    if os.path.exists(jfile):
-        os.remove(jfile)
     cmd = [os.path.join(build, "perf", driver), "--ranks", str(ranks), "-b", str(lo), "-e", str(hi),
            "-f", "4", "-n", str(iters), "-w", str(max(3, iters // 10)), "-J", jfile, *extra]
     e = {"LOOM_TRANSPORT": transport}
     e.update(env or {})
-    txt = run(cmd, env=e)
+    best, tries = None, []
+    for _ in range(1 + STEAL["retries"]):
+        if os.path.exists(jfile):
+            os.remove(jfile)
+        txt = run(cmd, env=e)
+        rows = {}
+        with open(jfile) as f:
+            for line in f:
+                r = json.loads(line)
+                rows[r["size"]] = r["oop"]
+        os.remove(jfile)
+        # Drivers built before steal_pct reported none: 0, nothing to re-run for.
+        worst = max(max(0.0, o.get("steal_pct", 0.0)) for o in rows.values())
+        tries.append(round(worst, 2))
+        if best is None or worst < best[0]:
+            best = (worst, txt, rows)
+        if worst <= STEAL["max"]:
+            break
+    STEAL["log"].append({"run": f"{driver} {ranks} {transport} {lo}-{hi} {' '.join(extra)}".strip(),
+                         "steal_pct": tries})
+    _, txt, rows = best
     if log is not None:
         log.append(txt)
-    out = {}
-    with open(jfile) as f:
-        for line in f:
-            r = json.loads(line)
-            out[r["size"]] = r["oop"]["time_us"]
-            if cpu is not None:
-                cpu[r["size"]] = r["oop"]["cpu_us"]
-    os.remove(jfile)
-    return out
+    if cpu is not None:
+        cpu.update({s: o["cpu_us"] for s, o in rows.items()})
+    if steal is not None:
+        steal.update({s: max(0.0, o.get("steal_pct", 0.0)) for s, o in rows.items()})
+    return {s: o["time_us"] for s, o in rows.items()}
 
 
 def membw(build, sizes):
@@ -287,11 +313,12 @@ def measure_round(a, transports, ranks, sizes, algos):
         fcntl.flock(lock, fcntl.LOCK_EX)
     iters = {s: iters_for(s, a.iters, a.moved) for s in sizes}
     citers = calib_iters(a, sizes)
+    STEAL["log"] = []
     try:
         r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes),
              "calib": {t: calibrate_round(a.build, t, sizes, citers, ranks, a.cores)
                        for t in transports},
-             "points": {}}
+             "points": {}, "point_steal": {}}
         red = {s: r["membw"][s][1] for s in sizes}
         for t in transports:
             # The planner's parameters for this round's loom runs: this round's calibration.
@@ -303,14 +330,16 @@ def measure_round(a, transports, ranks, sizes, algos):
                         extra = [] if algo == "planner" else ["-a", algo]
                         env = {"LOOM_PLAN_PARAMS": params[s], "LOOM_DEBUG": "INFO",
                                "LOOM_DEBUG_SUBSYS": "PLAN"}
-                        log = []
+                        log, steal = [], {}
                         us = driver_times(a.build, "all_reduce_perf", p, t, s, s, iters[s], extra,
-                                          env, log)[s]
+                                          env, log, steal=steal)[s]
                         ran = loom_decision(log[0])
                         r["points"][(t, algo, p, s)] = (us, ran)
+                        r["point_steal"][(t, algo, p, s)] = steal[s]
                         calibrate_point(a, t, p, s, message_bytes(algo if ran == "?" else ran,
                                                                   s, p), citers[s], r["calib"][t])
         r["ended"] = time.strftime("%H:%M:%S", time.gmtime())
+        r["steal_runs"] = STEAL["log"]
         return r
     finally:
         if lock:
@@ -452,9 +481,16 @@ def main():
                     help="cores the ranks share (default: this machine's; --rescore: the stored "
                     "run's, else this machine's)")
     ap.add_argument("--tolerance", type=float, default=0.25)
+    ap.add_argument("--max-steal", type=float, default=STEAL["max"],
+                    help="percent of the host's CPU time the hypervisor may steal during a "
+                    "driver run's timed loop before the run is repeated (default %(default)s)")
+    ap.add_argument("--steal-retries", type=int, default=STEAL["retries"],
+                    help="at most this many repeats of a run that lost too much to steal; the try "
+                    "with the least steal is kept (default %(default)s)")
     ap.add_argument("--lock", default="/tmp/loom-measure.lock",
                     help="held during each round ('' when run under flock(1) on it)")
     a = ap.parse_args()
+    STEAL.update({"max": a.max_steal, "retries": a.steal_retries})
     ranks = [int(x) for x in a.ranks.split(",")]
     sizes = [size_arg(x) for x in a.sizes.split(",")]
     transports = a.transports.split(",")
@@ -464,6 +500,8 @@ def main():
             sys.exit(f"validate_local: --transports: '{t}' is not shm or tcp")
     if sorted(sizes) != [min(sizes) * 4 ** k for k in range(len(sizes))]:
         sys.exit("validate_local: --sizes must be x4 steps (the drivers' -f 4)")
+    if a.steal_retries < 0 or a.max_steal < 0:
+        sys.exit("validate_local: --steal-retries and --max-steal must be >= 0")
     if a.rounds < 1:
         sys.exit("validate_local: --rounds must be >= 1")
     if a.rescore:
@@ -514,7 +552,11 @@ def rescore(a):
         rounds.append({"started": r["started"], "ended": r["ended"], "calib": calib,
                        "membw": {int(k): tuple(v) for k, v in r["membw"].items()},
                        "points": {tuple(p["key"]): (p["us"], p["loom_ran"])
-                                  for p in r["points"]}})
+                                  for p in r["points"]},
+                       # Runs before 2026-12-02 08:30 UTC (run 18) recorded no steal.
+                       "point_steal": {tuple(p["key"]): p["steal_pct"] for p in r["points"]
+                                       if "steal_pct" in p},
+                       "steal_runs": r.get("steal_runs", [])})
     keys = list(rounds[0]["points"])
     uniq = lambda i: list(dict.fromkeys(k[i] for k in keys))
     score(a, rounds, uniq(0), sorted(uniq(2)), sorted(uniq(3)), uniq(1),
@@ -522,6 +564,25 @@ def rescore(a):
           d["host"], a.rescore, "summary-rescored.md", "points-rescored.json",
           # Runs before the calibration had its own iterations (run 12) ran it as the all-reduce.
           d.get("calib_iters", "as the all-reduce runs (the 8 B latency 200)"))
+
+
+def steal_text(rounds, a):
+    """The summary's lines on the hypervisor's steal time (STEAL): how many driver runs ran again,
+    how many kept runs still lost more than the limit, and the validated points' kept steal. []
+    for runs that recorded none."""
+    runs = [x for r in rounds for x in r["steal_runs"]]
+    pts = [v for r in rounds for v in r["point_steal"].values()]
+    if not runs:
+        return []
+    again = sum(len(x["steal_pct"]) > 1 for x in runs)
+    over = [min(x["steal_pct"]) for x in runs if min(x["steal_pct"]) > a.max_steal]
+    worst = sorted(((v, k) for r in rounds for k, v in r["point_steal"].items()), reverse=True)
+    return [f"- Steal (the hypervisor's, /proc/stat, over each timed loop): {again} of {len(runs)} "
+            f"driver runs ran again for losing more than {a.max_steal:g}% (up to "
+            f"{a.steal_retries} more tries, the try with the least steal kept); {len(over)} kept "
+            f"runs still lost more" + (f" (at most {max(over):.1f}%)" if over else "") +
+            f". The validated all-reduces' kept steal: median {median(pts):.1f}%, most "
+            f"{worst[0][0]:.1f}% ({' '.join(str(x) for x in worst[0][1])})."]
 
 
 def calib_text(a, sizes):
@@ -664,6 +725,7 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
         for q, fs in calib[t]["oversub_f"].items():
             lines.append(f"- {t}: sendrecv on {q} ranks, us (f): " + "; ".join(
                 f"{human(s)}: {calib[t]['sendrecv_p_us'][q][s]:.0f} ({fs[s]:.2f})" for s in sizes))
+    lines += steal_text(rounds, a)
     lines += ["", "One core (membw_perf, median): " + "; ".join(
         f"{human(s)}: memcpy {mcpy[s]:.2f}, loom-red {red[s]:.2f} GB/s" for s in swept), ""]
     text = "\n".join(lines) + "\n"
@@ -673,8 +735,11 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
         json.dump({"rows": rows, "calibration": calib, "reduce_gbps": red, "memcpy_gbps": mcpy,
                    "rounds": [{"started": r["started"], "ended": r["ended"], "membw": r["membw"],
                                "calib": r["calib"],
-                               "points": [{"key": list(k), "us": v[0], "loom_ran": v[1]}
-                                          for k, v in r["points"].items()]} for r in rounds],
+                               "points": [dict({"key": list(k), "us": v[0], "loom_ran": v[1]},
+                                               **({"steal_pct": r["point_steal"][k]}
+                                                  if k in r["point_steal"] else {}))
+                                          for k, v in r["points"].items()],
+                               "steal_runs": r["steal_runs"]} for r in rounds],
                    "started": started, "host": host, "calib_iters": calib_iters_text,
                    "cores": a.cores}, f, indent=1, default=str)
     print(text)

@@ -143,6 +143,11 @@ TEST(PerfDriver, JsonLinesMatchTheTable) {
     EXPECT_GT(cpuUs, 0.0) << line;
     EXPECT_LE(cpuUs, timeUs * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)) * 1.1 + 20.0)
         << line;
+    // steal_pct: the share of this host's CPU time its hypervisor stole in the timed loop, a
+    // percentage (Linux has /proc/stat: never unknown here).
+    double steal = jsonNumber(line, "steal_pct");
+    EXPECT_GE(steal, 0.0) << line;
+    EXPECT_LE(steal, 100.0) << line;
   }
   EXPECT_EQ(lines, 3);  // 1K, 2K, 4K
   std::remove(json.c_str());
