@@ -91,10 +91,10 @@ PlacementResult measure(SweepCtx& ctx, CollCall call, const CollSizes& sizes, in
   const double cpu = (processCpuUs() - cpu0) / ctx.opts.iters;
   ticks = hostTicks(&steal1, &total1) && ticks;
   // A loop shorter than a tick (10 ms) sees none: 0, not unknown.
-  double steal = !ticks ? -1.0
-                 : total1 > total0
-                     ? 100.0 * static_cast<double>(steal1 - steal0) / static_cast<double>(total1 - total0)
-                     : 0.0;
+  double steal = !ticks            ? -1.0
+                 : total1 > total0 ? 100.0 * static_cast<double>(steal1 - steal0) /
+                                         static_cast<double>(total1 - total0)
+                                   : 0.0;
   double us = std::chrono::duration<double, std::micro>(t1 - t0).count() / ctx.opts.iters;
   res.timeUs = ctx.coord.sum(us) / nranks;
   res.cpuUs = ctx.coord.sum(cpu);
