@@ -2,6 +2,8 @@
 # perf/sim/validate_local.py --rescore on stored runs (nothing measured; loom-plan simulates each
 # point again): it must exit 0 and write a summary with every point and the columns the run has
 # data for (--cores 2: they ran on 2-vCPU VMs, and runs before 2026-12-02 01:00 did not store it):
+#   - run 18 (2026-12-02 07:40, the first with the drivers' steal_pct): 24 rows, six counts, and
+#     the summary's line on the hypervisor's steal, with the run's own settings (retried at once);
 #   - run 15 (2026-12-02 02:00, the first with the lock-step p-rank sendrecv): 24 rows, six
 #     counts, every column filled on every row;
 #   - run 14 (the first with the streamed p-rank chunked sendrecv): 24 rows, five counts, the
@@ -28,7 +30,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
   [ "$rows" = 24 ] || { echo "FAIL: $run: $rows rows, not 24"; fail=1; }
   [ "$nas" = "$na" ] || { echo "FAIL: $run: $nas cells n/a, not $na"; fail=1; }
   [ "$n" = "$counts" ] || { echo "FAIL: $run: $n counts, not $counts"; fail=1; }
+  if [ -n "${4:-}" ]; then
+    grep -q -- "$4" "$d/summary-rescored.md" ||
+      { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
+  fi
 }
+check 2026-12-02-vm-sim-vs-loom-18 0 6 \
+  '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
 check 2026-12-02-vm-sim-vs-loom-15 0 6
 check 2026-12-02-vm-sim-vs-loom-14 16 5
 check 2026-12-01-vm-sim-vs-loom-13 32 4
