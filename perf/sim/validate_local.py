@@ -159,22 +159,23 @@ def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=N
                 r = json.loads(line)
                 rows[r["size"]] = r["oop"]
         os.remove(jfile)
-        # Drivers built before steal_pct reported none: 0, nothing to re-run for.
-        worst = max(max(0.0, o.get("steal_pct", 0.0)) for o in rows.values())
+        # Drivers built before steal_pct reported none, and -1 is unknown: 0, nothing to re-run.
+        stolen = {s: max(0.0, o.get("steal_pct", 0.0)) for s, o in rows.items()}
+        worst = max(stolen.values())
         tries.append(round(worst, 2))
         if best is None or worst < best[0]:
-            best = (worst, txt, rows)
+            best = (worst, txt, rows, stolen)
         if worst <= STEAL["max"]:
             break
     STEAL["log"].append({"run": f"{driver} {ranks} {transport} {lo}-{hi} {' '.join(extra)}".strip(),
                          "steal_pct": tries})
-    _, txt, rows = best
+    _, txt, rows, stolen = best
     if log is not None:
         log.append(txt)
     if cpu is not None:
         cpu.update({s: o["cpu_us"] for s, o in rows.items()})
     if steal is not None:
-        steal.update({s: max(0.0, o.get("steal_pct", 0.0)) for s, o in rows.items()})
+        steal.update(stolen)
     return {s: o["time_us"] for s, o in rows.items()}
 
 
@@ -589,14 +590,14 @@ def steal_text(rounds, cfg):
         return []
     again = sum(len(x["steal_pct"]) > 1 for x in runs)
     over = [min(x["steal_pct"]) for x in runs if min(x["steal_pct"]) > cfg["max"]]
-    worst = sorted(((v, k) for r in rounds for k, v in r["point_steal"].items()), reverse=True)
+    most, key = max((v, k) for r in rounds for k, v in r["point_steal"].items())
     return [f"- Steal (the hypervisor's, /proc/stat, over each timed loop): {again} of {len(runs)} "
             f"driver runs ran again for losing more than {cfg['max']:g}% (up to "
             f"{cfg['retries']} more tries after {cfg['wait']:g} s of rest, doubling, the try "
             f"with the least steal kept); {len(over)} kept "
             f"runs still lost more" + (f" (at most {max(over):.1f}%)" if over else "") +
             f". The validated all-reduces' kept steal: median {median(pts):.1f}%, most "
-            f"{worst[0][0]:.1f}% ({' '.join(str(x) for x in worst[0][1])})."]
+            f"{most:.1f}% ({' '.join(str(x) for x in key)})."]
 
 
 def calib_text(a, sizes):
