@@ -83,6 +83,26 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   return plan::parseOverrides(params::algo(), params::tune(), &c->overrides);
 }
 
+// More ranks on this host than the CPUs they may run on, and no LOOM_PLAN_PARAMS: the default cost
+// model gives every rank its own core, and on such a host it may pick a schedule measured up to 2x
+// slower (README, "Not yet"). The host's lowest rank says so once per communicator.
+void warnIfOversubscribed(const loomComm& c) {
+  if (!params::planParams().empty() || !params::algo().empty()) return;
+  const int host = c.ids[c.rank].hostIndex;
+  int here = 0, first = -1;
+  for (const auto& id : c.ids)
+    if (id.hostIndex == host) ++here, first = first < 0 ? id.rank : first;
+  const int cpus = usableCpus();
+  if (first != c.rank || here <= cpus) return;
+  LOOM_WARN(
+      PLAN, "communicator ", c.name.empty() ? std::string("(unnamed)") : c.name, ": ", here,
+      " ranks share this host's ", cpus,
+      " CPUs, but the planner's default cost model gives every rank its own core; on such "
+      "a host it may pick the double binary tree where the ring is up to 2x faster. Calibrate "
+      "it for this machine (loom-plan --calibrate --save-params FILE, then "
+      "LOOM_PLAN_PARAMS=@FILE) or force LOOM_ALGO=allreduce:ring");
+}
+
 // The planner sees where ranks are and how they talk: with a forced transport every pair uses it
 // (tcp: as if every rank had its own host; shm: one host).
 Status makePlanner(const CommOptions& opt, loomComm* c) {
@@ -119,6 +139,7 @@ Status makePlanner(const CommOptions& opt, loomComm* c) {
   }
   c->planner = std::make_unique<plan::Planner>(ctx);
   LOOM_CHECK(c->planner->status());
+  warnIfOversubscribed(*c);
   return Status();
 }
 

@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "core/agree.h"
 #include "core/futex.h"
@@ -79,10 +78,7 @@ Status ShmDirect::create(const Args& a, std::unique_ptr<ShmDirect>* out) {
   Status all = agree(a, s, "map");
   if (a.rank == 0 || !all.ok()) shm_unlink(name.c_str());
   LOOM_CHECK(all);
-  unsigned cpus = std::thread::hardware_concurrency();
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
-  d->oversubscribed_ = static_cast<unsigned>(a.nranks) > cpus;
+  d->oversubscribed_ = a.nranks > usableCpus();
   *out = std::move(d);
   return Status();
 }

@@ -1,11 +1,14 @@
 #include "core/identity.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <thread>
 
 #include "core/status.h"
 
@@ -52,6 +55,12 @@ void assignHostIndices(std::vector<PeerIdentity>* ids) {
     }
     if ((*ids)[i].hostIndex < 0) (*ids)[i].hostIndex = next++;
   }
+}
+
+int usableCpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace loom

@@ -35,4 +35,7 @@ bool processGone(int pid);
 // Fills hostIndex for every entry.
 void assignHostIndices(std::vector<PeerIdentity>* ids);
 
+// CPUs the calling process may run on (its affinity mask; the online CPUs if that fails).
+int usableCpus();
+
 }  // namespace loom

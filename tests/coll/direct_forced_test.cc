@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "coll/coll_checks.h"
+#include "core/identity.h"
 #include "harness/rank_harness.h"
 
 namespace loom::testing {
@@ -134,6 +135,47 @@ TEST(DirectForced, TcpFallsBackToTheModelWithTheReasonLogged) {
         },
         forcedDirect("tcp"));
     ASSERT_EQ(failures(res), "") << "p=" << p;
+  }
+}
+
+// More ranks on the host than CPUs and no LOOM_PLAN_PARAMS: the host's lowest rank warns, once per
+// communicator, that the default cost model gives every rank its own core, and says how to
+// calibrate; the other ranks stay quiet, and with LOOM_PLAN_PARAMS set nobody warns.
+TEST(PlannerWarning, OversubscribedHostWithoutPlanParams) {
+  const int cpus = usableCpus();
+  if (cpus > 15) GTEST_SKIP() << "needs more ranks than this machine's " << cpus << " CPUs";
+  const int p = cpus + 1;
+  for (bool calibrated : {false, true}) {
+    RankOptions opt;
+    opt.transport = "shm";
+    opt.killAfterMs = 60000;
+    if (calibrated) opt.env = {{"LOOM_PLAN_PARAMS", "cores=" + std::to_string(cpus)}};
+    auto res = runRanks(
+        p,
+        [calibrated](int rank, int np, loomComm_t comm) -> std::string {
+          std::string log;
+          std::string e = capturingLog(
+              [&]() -> std::string {
+                loomComm_t sub = nullptr;  // made while the log is captured, for its warning
+                LOOM_TRY(loomCommSplit(comm, 0, rank, &sub, nullptr));
+                std::string r = exactAllReduces(sub, rank, np, {1000});
+                loomCommDestroy(sub);
+                return r;
+              },
+              &log);
+          if (!e.empty()) return e;
+          const std::string what =
+              std::to_string(np) + " ranks share this host's " + std::to_string(np - 1) + " CPUs";
+          if (rank == 0 && !calibrated) {
+            e = expectLine(log, what);
+            return e.empty() ? expectLine(log, "LOOM_PLAN_PARAMS=@FILE") : e;
+          }
+          return log.find("ranks share this host's") == std::string::npos
+                     ? ""
+                     : "rank " + std::to_string(rank) + " warned: " + log;
+        },
+        opt);
+    ASSERT_EQ(failures(res), "") << "calibrated=" << calibrated;
   }
 }
 
