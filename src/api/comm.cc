@@ -89,9 +89,12 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
 void warnIfOversubscribed(const loomComm& c) {
   if (!params::planParams().empty() || !params::algo().empty()) return;
   const int host = c.ids[c.rank].hostIndex;
-  int here = 0, first = -1;
-  for (const auto& id : c.ids)
-    if (id.hostIndex == host) ++here, first = first < 0 ? id.rank : first;
+  int here = 0, first = -1;  // ranks on this host, and the lowest of them
+  for (const auto& id : c.ids) {
+    if (id.hostIndex != host) continue;
+    if (first < 0) first = id.rank;
+    ++here;
+  }
   const int cpus = usableCpus();
   if (first != c.rank || here <= cpus) return;
   LOOM_WARN(
