@@ -40,7 +40,11 @@ message's working set (tcp reduces each message as it arrives, from the staging 
 just filled). A fifth ("cpu, p-rank") takes, above the cores, a core's cost per byte from the
 p-rank sendrecv of the same messages; a sixth ("cpu, lock-step") from the p-rank sendrecv of the
 same messages in lock-step (each message done before the next, as a schedule's steps), and the
-per-message latency from the time its cores sat idle per message (simulate_cpu).
+per-message latency from the time its cores sat idle per message (simulate_cpu). A seventh
+("cpu, all-gather") is the p-rank one with the per-message latency fitted, on every rank count,
+so that the simulator prices the ring all-gather of the same S on the same ranks (measured right
+after each point) at its measured time: a ring of steps that wait for each other inside one call,
+as the all-reduce's do, but a different collective from the one validated (fit_alpha).
 
   perf/sim/validate_local.py --build build --rescore perf/results/<run>/tcp
 simulates an earlier run's points.json again (all columns, nothing measured) into
@@ -211,7 +215,8 @@ def calibrate_round(build, transport, sizes, iters, ranks, cores):
     # its CPU time.
     return {"alpha_us": alpha_p[2], "alpha_p_us": alpha_p, "sendrecv_us": t, "sendrecv_p_us": over,
             "sendrecv_cpu_us": cpu, "sendrecv_p_cpu_us": cpu_p, "chunked_us": {},
-            "chunked_cpu_us": {}, "lockstep_us": {}, "lockstep_cpu_us": {}}
+            "chunked_cpu_us": {}, "lockstep_us": {}, "lockstep_cpu_us": {}, "allgather_us": {},
+            "allgather_cpu_us": {}}
 
 
 def message_bytes(decision, size, ranks):
@@ -243,7 +248,7 @@ def message_bytes(decision, size, ranks):
     return max(1, size // ranks)
 
 
-def calibrate_point(a, transport, ranks, size, msg, iters, calib):
+def calibrate_point(a, transport, ranks, size, msg, iters, calib, params):
     """The chunked calibration of one validated point, run right after it: sendrecv of `size` in
     messages of `msg` bytes on 2 ranks (sendrecv_perf --msg-bytes: the bytes and messages of the
     schedule's transfers, in and out of cache as they are), and on `ranks` when they are more
@@ -254,7 +259,19 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib):
     1.25-1.45x slow; the 1-message p-rank sendrecv gives f.) Above the cores, also the p-rank
     sendrecv of the same messages in lock-step (--lockstep 1: each message sent and received
     before the next is posted, as a schedule's steps wait for the step before), in
-    calib["lockstep_us"] and calib["lockstep_cpu_us"] under the same key."""
+    calib["lockstep_us"] and calib["lockstep_cpu_us"] under the same key. And on `ranks`, the
+    ring all-gather of `size` bytes in all (all_gather_perf -a ring, LOOM_PLAN_PARAMS=`params`,
+    the point's own: the same chunks): p - 1 steps, each sending to the next rank what the step
+    before received, all in one call, as a ring all-reduce's steps go; in calib["allgather_us"]
+    and calib["allgather_cpu_us"] under "p:size" (the "cpu, all-gather" column fits the
+    per-message latency to it, simulate_cpu)."""
+    key = f"{ranks}:{size}"
+    if key not in calib.setdefault("allgather_us", {}):
+        cpu = {}
+        calib["allgather_us"][key] = driver_times(
+            a.build, "all_gather_perf", ranks, transport, size, size, iters, ["-a", "ring"],
+            {"LOOM_PLAN_PARAMS": params}, cpu=cpu)[size]
+        calib.setdefault("allgather_cpu_us", {})[key] = cpu[size]
     for p in [2] + ([ranks] if ranks > a.cores else []):
         key = f"{p}:{size}:{msg}"
         for name, extra in [("chunked", [])] + ([("lockstep", ["--lockstep", "1"])]
@@ -294,16 +311,16 @@ def plan_args(transport, ranks):
     return ["--hosts", str(ranks), "--ranks-per-host", "1", "--transport", "tcp"]
 
 
-def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0):
+def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, coll="allreduce"):
     """(decision, model us, simulated us) of loom-plan --simulate for one point (core_gbps > 0:
-    --sim-core-gbps)."""
+    --sim-core-gbps) of collective `coll` (loom-plan --coll)."""
     cmd = [os.path.join(build, "tools", "loom-plan", "loom-plan"), *plan_args(transport, ranks),
            "--params", params, "--simulate", "--sim-always", "--sim-cores", str(cores),
-           "--min", str(size), "--max", str(size)]
+           "--min", str(size), "--max", str(size), "--coll", coll]
     if core_gbps > 0:
         cmd += ["--sim-core-gbps", f"{core_gbps:.4f}"]
     if algo != "planner":
-        cmd += ["--algo", f"allreduce:{algo.split('(')[0]}"]
+        cmd += ["--algo", f"{coll}:{algo.split('(')[0]}"]
     for line in run(cmd).splitlines():
         parts = [p.strip() for p in line.split("|")]
         if len(parts) < 5 or line.startswith("#") or parts[0] in ("", "size"):
@@ -345,7 +362,8 @@ def measure_round(a, transports, ranks, sizes, algos):
                         r["points"][(t, algo, p, s)] = (us, ran)
                         r["point_steal"][(t, algo, p, s)] = steal[s]
                         calibrate_point(a, t, p, s, message_bytes(algo if ran == "?" else ran,
-                                                                  s, p), citers[s], r["calib"][t])
+                                                                  s, p), citers[s], r["calib"][t],
+                                        params[s])
         r["ended"] = time.strftime("%H:%M:%S", time.gmtime())
         r["steal_runs"] = STEAL["log"]
         return r
@@ -393,7 +411,25 @@ def reduce_at(membw, m):
 
 
 # The CPU-time columns: (row key prefix, simulate_cpu's `above`).
-CPU_COLUMNS = [("cpu", "1-message"), ("cpu_p", "p-rank"), ("cpu_l", "lock-step")]
+CPU_COLUMNS = [("cpu", "1-message"), ("cpu_p", "p-rank"), ("cpu_l", "lock-step"),
+               ("cpu_g", "all-gather")]
+
+
+def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
+    """The per-message latency (us) at which loom-plan --simulate prices the ring all-gather of s
+    bytes on p ranks (rate: one flow, bytes/us; core: a core's bytes/us on one side) at
+    target_us, the measured one; alpha0 when even alpha0 is priced slower. Bisection: the
+    simulated time grows with the latency (every step waits for its message)."""
+    def sim(alpha):
+        return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, red, a.cores), "ring",
+                        a.cores, core / 1e3, coll="allgather")[2]
+    if sim(alpha0) >= target_us:
+        return alpha0
+    lo, hi = alpha0, alpha0 + target_us  # one message alone then takes longer than the target
+    for _ in range(14):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sim(mid) < target_us else (lo, mid)
+    return (lo + hi) / 2
 
 
 def simulate_cpu(a, rounds, key, above="1-message"):
@@ -422,11 +458,20 @@ def simulate_cpu(a, rounds, key, above="1-message"):
       woken and scheduled in turn, and the streaming sendrecv never waits so (run 13-14, tcp,
       4 ranks: a ring step took ~60% longer than a streamed message). The fluid core sharing
       has no such turns, so the idle time is charged per message, as latency;
+    - `above` "all-gather" (the "cpu, all-gather" column): a core's cost per byte as "p-rank",
+      and the per-message latency fitted (fit_alpha) so that the simulator prices the ring
+      all-gather of the same S on the same p ranks, measured right after the point
+      (calibrate_point), at its measured wall time; on every rank count, not only above the
+      cores. Its steps wait for each other inside one call as the all-reduce's do, which neither
+      the streamed sendrecv (no step waits) nor the lock-step one (a group call and a stream
+      synchronise per message, each receive posted late) does (2026-12-02, tcp, 4 ranks, 1 MiB:
+      538-581 us per all-gather step, 553-616 per ring all-reduce step, 333-478 per streamed
+      message). A different collective from the validated one, so the fit is not circular;
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
     t, algo, p, s = key
-    ratios, sims = [], []
+    ratios, sims, alphas = [], [], []
     for r in rounds:
         c = r["calib"][t]
         us, ran = r["points"][key]
@@ -445,7 +490,7 @@ def simulate_cpu(a, rounds, key, above="1-message"):
             wall, cpu = c["lockstep_us"][kp], c["lockstep_cpu_us"][kp]
             core = 2 * p * s / max(1e-3, cpu)
             alpha = max(alpha, (wall - cpu / a.cores) / max(1, -(-s // m)))
-        elif p > a.cores and above == "p-rank":
+        elif p > a.cores and above in ("p-rank", "all-gather"):
             if kp not in c["chunked_cpu_us"]:
                 return None
             # The p-rank sendrecv of the same messages: p S sent, each byte paid on both sides.
@@ -459,11 +504,18 @@ def simulate_cpu(a, rounds, key, above="1-message"):
         # 1 MiB at 0.72-0.74, and a rate measured on an operand another core wrote, 14 GB/s at
         # 512 KiB, did not help).
         red = reduce_at(r["membw"], m) if t == "tcp" else r["membw"][s][1]
+        if above == "all-gather":
+            kg = f"{p}:{s}"
+            if kg not in c.get("allgather_us", {}):
+                return None
+            alpha = fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
+            alphas.append(alpha)
         params = params_line(t, alpha, rate / 1e3, red, a.cores)
         sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core / 1e3)[2]
         ratios.append(sim_us / us)
         sims.append(sim_us)
-    return {"sim_us": median(sims), "ratio": median(ratios)}
+    return {"sim_us": median(sims), "ratio": median(ratios),
+            **({"alpha_us": median(alphas)} if alphas else {})}
 
 
 def main():
@@ -559,7 +611,10 @@ def rescore(a):
                      "chunked_cpu_us": c.get("chunked_cpu_us", {}),
                      # Runs before 2026-12-02 02:40 UTC (run 15) lack the lock-step sendrecv.
                      "lockstep_us": c.get("lockstep_us", {}),
-                     "lockstep_cpu_us": c.get("lockstep_cpu_us", {})}
+                     "lockstep_cpu_us": c.get("lockstep_cpu_us", {}),
+                     # Runs before 2026-12-02 17:00 UTC (run 22) lack the ring all-gather.
+                     "allgather_us": c.get("allgather_us", {}),
+                     "allgather_cpu_us": c.get("allgather_cpu_us", {})}
                  for t, c in r["calib"].items()}
         rounds.append({"started": r["started"], "ended": r["ended"], "calib": calib,
                        "membw": {int(k): tuple(v) for k, v in r["membw"].items()},
@@ -569,6 +624,7 @@ def rescore(a):
                        "point_steal": {tuple(p["key"]): p["steal_pct"] for p in r["points"]
                                        if "steal_pct" in p},
                        "steal_runs": r.get("steal_runs", [])})
+    a.rounds = len(rounds)  # as the summary states it
     keys = list(rounds[0]["points"])
     uniq = lambda i: list(dict.fromkeys(k[i] for k in keys))
     score(a, rounds, uniq(0), sorted(uniq(2)), sorted(uniq(3)), uniq(1),
@@ -650,6 +706,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                            "msg_pass": abs(msg["ratio"] - 1) <= a.tolerance}
                     for c, above in CPU_COLUMNS:
                         res = simulate_cpu(a, rounds, k, above)
+                        if res and "alpha_us" in res:
+                            row[f"{c}_alpha_us"] = res["alpha_us"]
                         row.update({f"{c}_sim_us": res and res["sim_us"],
                                     f"{c}_ratio": res and res["ratio"],
                                     f"{c}_pass": bool(res) and
@@ -667,9 +725,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
            "oversub. f | simulated us, f | sim/measured, f | | message | simulated us, "
            "chunked | sim/measured per round, chunked | | simulated us, cpu | "
            "sim/measured per round, cpu | | simulated us, cpu, p-rank | sim/measured per round, "
-           "cpu, p-rank | | simulated us, cpu, lock-step | sim/measured per round, cpu, lock-step | |",
+           "cpu, p-rank | | simulated us, cpu, lock-step | sim/measured per round, cpu, lock-step | | "
+           "simulated us, cpu, all-gather | sim/measured per round, cpu, all-gather | |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-           "---|---|---|---|---|---|---|"]
+           "---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         same = r["loom_ran"] == r["decision"]
         out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
@@ -687,8 +746,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
-    n_c, n_cp, n_cl = (sum(r[f"{c}_pass"] for r in rows) for c, _ in CPU_COLUMNS)
-    has_cp, has_cl = (all(r[f"{c}_ratio"] for r in rows) for c, _ in CPU_COLUMNS[1:])
+    n_c, n_cp, n_cl, n_cg = (sum(r[f"{c}_pass"] for r in rows) for c, _ in CPU_COLUMNS)
+    has_cp, has_cl, has_cg = (all(r[f"{c}_ratio"] for r in rows) for c, _ in CPU_COLUMNS[1:])
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -722,7 +781,11 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     (f"; **{n_cl} of {len(rows)}** with the same but, above the cores, both a "
                      "core's cost per byte and the latency from the p-rank sendrecv of the same "
                      "messages in lock-step (its CPU time; its idle time per message)"
-                     if has_cl else "") + ".", ""]
+                     if has_cl else "") +
+                    (f"; **{n_cg} of {len(rows)}** with the p-rank one but the latency fitted "
+                     "so that the simulator prices the ring all-gather of the same S on the same "
+                     "ranks, measured right after the point, at its measured time (all rank "
+                     "counts)" if has_cg else "") + ".", ""]
     def by_key(t, name):
         """"p:S:m: us; ..." of calib[name] (median of the rounds that ran each), "" if none."""
         ds = [r["calib"][t][name] for r in rounds]
@@ -734,6 +797,11 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                      "that ran it), p:S:m: " + by_key(t, "chunked_us"))
         if by_key(t, "lockstep_us"):
             lines.append(f"- {t}: the same in lock-step, us: " + by_key(t, "lockstep_us"))
+        if by_key(t, "allgather_us"):
+            lines.append(f"- {t}: ring all-gather of S on p ranks, us, p:S: " +
+                         by_key(t, "allgather_us") + "; its fitted latency, us: " + "; ".join(
+                             f"{r['ranks']}:{r['size']} {r['algo']}: {r['cpu_g_alpha_us']:.0f}"
+                             for r in rows if r["transport"] == t and "cpu_g_alpha_us" in r))
     for t in transports:
         lines.append(f"- {t}: latency {calib[t]['alpha_us']:.1f} us; " + "; ".join(
             f"{human(s)}: {calib[t]['params'][s]}" for s in sizes))
