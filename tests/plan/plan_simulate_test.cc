@@ -164,6 +164,49 @@ TEST(PlanSimulate, LocalMachineSharesCoresAmongRanks) {
   }
 }
 
+// A schedule's local Copy (the all-gather's own block into the output) costs a core
+// bytes / --sim-copy-gbps, not the transfer rate: with copies made 100x dearer than anything
+// else, the 4-rank all-gather takes as long as 4 ranks' copies on 2 cores.
+TEST(PlanSimulate, LocalCopyRunsAtTheCopyRate) {
+  const int p = 4;
+  PlannerContext c;
+  c.nranks = p;
+  c.hostOf.assign(p, 0);
+  c.readEnv = false;
+  c.algo = "allgather:ring";
+  ASSERT_TRUE(
+      CostParams::parse("shmAlphaUs=0.001,shmGBps=6,hostMemGBps=100,reduceGBps=1e6", &c.params)
+          .ok());
+  Planner pl(c);
+  loomplan::SimulateSetup s;
+  s.perHost = p;
+  s.nranks = p;
+  s.hostOf = c.hostOf;
+  s.params = c.params;
+  s.opt.localCores = 2;
+  s.opt.coreGBps = 1e4;
+  const uint64_t block = 4 << 20;
+  sched::CollArgs a;
+  a.coll = sched::CollType::kAllGather;
+  a.dtype = DataType::kFloat32;
+  a.count = block / 4;
+  for (double copy : {0.0, 0.1}) {
+    s.opt.copyGBps = copy;
+    loomplan::PlanSimulator ps(&pl, s);
+    ASSERT_TRUE(ps.init().ok());
+    loomplan::SimulatedRow row;
+    ASSERT_TRUE(ps.row(a, &row).ok());
+    // Default: copies at the core rate, the three ring steps at the pair rate dominate.
+    const double expect = copy > 0 ? 2 * block / (copy * 1e9) : 3 * block / 6e9;
+    EXPECT_NEAR(row.decisionSimSec, expect, 0.03 * expect) << "copy " << copy;
+  }
+  s.opt.copyGBps = -1;
+  loomplan::PlanSimulator bad(&pl, s);
+  Status st = bad.init();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("--sim-copy-gbps"), std::string::npos) << st.message();
+}
+
 TEST(PlanSimulate, BadOptionsAreErrors) {
   Oversubscribed f;
   f.setup.opt.top = 0;

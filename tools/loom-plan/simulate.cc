@@ -62,10 +62,10 @@ Status PlanSimulator::init() {
   if (static_cast<int>(s_.hostOf.size()) != p)
     return invalidArgument("--simulate: ", s_.hostOf.size(), " host entries for ", p, " ranks");
   if (o.margin < 0 || o.top < 1 || o.maxRanks < 1 || o.flowBudget < 1 || o.localCores < 0 ||
-      o.coreGBps < 0)
+      o.coreGBps < 0 || o.copyGBps < 0)
     return invalidArgument(
         "--sim-margin must be >= 0, --sim-top, --sim-max-ranks, --sim-flows >= 1",
-        ", --sim-cores and --sim-core-gbps >= 0");
+        ", --sim-cores, --sim-core-gbps and --sim-copy-gbps >= 0");
   std::vector<int> localOf(p);
   std::map<int, int> seen;
   for (int r = 0; r < p; ++r) localOf[r] = seen[s_.hostOf[r]]++;
@@ -103,7 +103,7 @@ Status PlanSimulator::init() {
     simOpt_.recvReduceCoreGBps =
         viaTcp ? 1.0 / (1.0 / simOpt_.recvCoreGBps + 1.0 / cp.reduceGBps) : cp.reduceGBps;
     simOpt_.reduceGBps = cp.reduceGBps;
-    simOpt_.copyGBps = simOpt_.sendCoreGBps;
+    simOpt_.copyGBps = o.copyGBps > 0 ? o.copyGBps : simOpt_.sendCoreGBps;
     LOOM_CHECK(
         sim::parseBusySlowdown(o.busySlowdown, "--sim-busy-slowdown", &simOpt_.busySlowdown));
     for (const auto& [k, f] : simOpt_.busySlowdown)
@@ -155,9 +155,9 @@ std::string PlanSimulator::describeModel() const {
   if (s_.opt.localCores > 0) {
     os << "one machine, " << s_.nranks << " ranks as processes sharing " << s_.opt.localCores
        << " cores max-min: a byte sent or received costs " << 1 / simOpt_.sendCoreGBps
-       << " core-ns, reduced on receipt " << 1 / simOpt_.recvReduceCoreGBps
-       << ", a pair moves at most " << simOpt_.pairGBps << " GB/s, " << simOpt_.latNvlinkUs
-       << " us per message";
+       << " core-ns, reduced on receipt " << 1 / simOpt_.recvReduceCoreGBps << ", copied "
+       << 1 / simOpt_.copyGBps << ", a pair moves at most " << simOpt_.pairGBps << " GB/s, "
+       << simOpt_.latNvlinkUs << " us per message";
     if (!simOpt_.busySlowdown.empty()) {
       os << "; with k ranks busy the cores deliver 1/f(k):";
       for (const auto& [k, f] : simOpt_.busySlowdown) os << " " << k << ":" << f;
@@ -357,6 +357,10 @@ void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* o) {
   app->add_option("--sim-core-gbps", o->coreGBps,
                   "With --sim-cores: bytes per second one core moves on one side of a transfer "
                   "(default 2 x the transport's rate)")
+      ->needs(sim);
+  app->add_option("--sim-copy-gbps", o->copyGBps,
+                  "With --sim-cores: bytes per second one core copies in a local copy step (a "
+                  "memcpy; default --sim-core-gbps)")
       ->needs(sim);
   app->add_option("--sim-busy-slowdown", o->busySlowdown,
                   "With --sim-cores: K:F,... while K ranks are busy at once (more than the "

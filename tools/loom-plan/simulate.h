@@ -53,6 +53,9 @@ struct SimulateOptions {
   // Bytes one core moves per second on one side of a transfer (0: 2 x the transport's rate, as
   // when the two ranks of the 2-rank calibration each move both directions on a busy core).
   double coreGBps = 0;
+  // Bytes per second one core copies in a schedule's local Copy step (a memcpy: one read and
+  // one write on one core; 0: coreGBps, as a transfer's side).
+  double copyGBps = 0;
   // "K:F,...": with k > localCores ranks busy at once the cores deliver 1 / f(k) of their
   // capacity (sim::SimOptions::busySlowdown; "": off).
   std::string busySlowdown;
