@@ -311,17 +311,14 @@ def plan_args(transport, ranks):
     return ["--hosts", str(ranks), "--ranks-per-host", "1", "--transport", "tcp"]
 
 
-def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, coll="allreduce",
-             copy_gbps=0.0):
+def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, coll="allreduce"):
     """(decision, model us, simulated us) of loom-plan --simulate for one point (core_gbps > 0:
-    --sim-core-gbps; copy_gbps > 0: --sim-copy-gbps) of collective `coll` (loom-plan --coll)."""
+    --sim-core-gbps) of collective `coll` (loom-plan --coll)."""
     cmd = [os.path.join(build, "tools", "loom-plan", "loom-plan"), *plan_args(transport, ranks),
            "--params", params, "--simulate", "--sim-always", "--sim-cores", str(cores),
            "--min", str(size), "--max", str(size), "--coll", coll]
     if core_gbps > 0:
         cmd += ["--sim-core-gbps", f"{core_gbps:.4f}"]
-    if copy_gbps > 0:
-        cmd += ["--sim-copy-gbps", f"{copy_gbps:.4f}"]
     if algo != "planner":
         cmd += ["--algo", f"{coll}:{algo.split('(')[0]}"]
     for line in run(cmd).splitlines():
@@ -405,18 +402,12 @@ def simulate_by_message(a, rounds, key):
     return {"bytes": median(msgs), "sim_us": median(sims), "ratio": median(ratios), "same": same}
 
 
-def membw_at(membw, m, which):
-    """One core's rate (GB/s) at the working set of m bytes: membw_perf's memcpy (which 0) or
-    loom-red (1) at the swept size nearest m (log scale)."""
-    return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][which]
-
-
 def reduce_at(membw, m):
-    """One core's reduction rate (GB/s) at the working set of one message of m bytes (membw_at).
-    loom's tcp reduces each message as it arrives, from the staging buffer its receive just
-    filled, so the data it reads is a message's worth in this core's cache, not the whole
-    vector."""
-    return membw_at(membw, m, 1)
+    """One core's reduction rate (GB/s) at the working set of one message of m bytes: membw_perf's
+    loom-red at the swept size nearest m (log scale). loom's tcp reduces each message as it
+    arrives, from the staging buffer its receive just filled, so the data it reads is a message's
+    worth in this core's cache, not the whole vector."""
+    return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][1]
 
 
 # The CPU-time columns: (row key prefix, simulate_cpu's `above`).
@@ -424,15 +415,19 @@ CPU_COLUMNS = [("cpu", "1-message"), ("cpu_p", "p-rank"), ("cpu_l", "lock-step")
                ("cpu_g", "all-gather")]
 
 
-def fit_alpha(a, t, p, s, rate, red, core, copy, alpha0, target_us):
+def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
     """The per-message latency (us) at which loom-plan --simulate prices the ring all-gather of s
-    bytes on p ranks (rate: one flow, bytes/us; core: a core's bytes/us on one side; copy: GB/s
-    of its local copy, --sim-copy-gbps) at target_us, the measured one; alpha0 when even alpha0
-    is priced slower. Bisection: the simulated time grows with the latency (every step waits for
-    its message)."""
+    bytes on p ranks (rate: one flow, bytes/us; core: a core's bytes/us on one side) at
+    target_us, the measured one; alpha0 when even alpha0 is priced slower. Bisection: the
+    simulated time grows with the latency (every step waits for its message). Its one local copy
+    (its own block into the output) costs what loom-plan charges by default, the core's transfer
+    rate: over tcp ~9x a memcpy's. Pricing it at membw_perf's memcpy rate instead (loom-plan
+    --sim-copy-gbps) was tried after run 22's 1 MiB points and scored worse on its held-out 4-64
+    MiB ones (tcp 16 of 18 against 18): the dear copy stands in for a cost the all-gather pays
+    once per call, which a cheap copy leaves to the fitted per-message latency."""
     def sim(alpha):
         return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, red, a.cores), "ring",
-                        a.cores, core / 1e3, coll="allgather", copy_gbps=copy)[2]
+                        a.cores, core / 1e3, coll="allgather")[2]
     if sim(alpha0) >= target_us:
         return alpha0
     lo, hi = alpha0, alpha0 + target_us  # one message alone then takes longer than the target
@@ -476,11 +471,7 @@ def simulate_cpu(a, rounds, key, above="1-message"):
       the streamed sendrecv (no step waits) nor the lock-step one (a group call and a stream
       synchronise per message, each receive posted late) does (2026-12-02, tcp, 4 ranks, 1 MiB:
       538-581 us per all-gather step, 553-616 per ring all-reduce step, 333-478 per streamed
-      message). A different collective from the validated one, so the fit is not circular.
-      Local copies (the all-gather's own block; hier_tree's and rd's) run at one core's memcpy
-      rate at their size (--sim-copy-gbps; the other columns leave loom-plan's default, the
-      core's transfer rate, which over tcp prices a copy ~9x dear and, unfitted, ate most of the
-      4-rank all-gather's first step: run 22 in-sample);
+      message). A different collective from the validated one, so the fit is not circular;
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
@@ -518,20 +509,14 @@ def simulate_cpu(a, rounds, key, above="1-message"):
         # 1 MiB at 0.72-0.74, and a rate measured on an operand another core wrote, 14 GB/s at
         # 512 KiB, did not help).
         red = reduce_at(r["membw"], m) if t == "tcp" else r["membw"][s][1]
-        copy = 0.0  # --sim-copy-gbps: the loom-plan default (the core rate) but in "all-gather"
         if above == "all-gather":
             kg = f"{p}:{s}"
             if kg not in c.get("allgather_us", {}):
                 return None
-            # The all-gather's one local copy (its own block into the output, s / p bytes) is a
-            # memcpy on one core: membw_perf's rate at that size, not a transfer's (a core that
-            # moves 3 GB/s through loopback TCP copies 25-30).
-            copy = membw_at(r["membw"], s // p, 0)
-            alpha = fit_alpha(a, t, p, s, rate, red, core, copy, alpha, c["allgather_us"][kg])
+            alpha = fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
             alphas.append(alpha)
         params = params_line(t, alpha, rate / 1e3, red, a.cores)
-        sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core / 1e3,
-                          copy_gbps=copy)[2]
+        sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core / 1e3)[2]
         ratios.append(sim_us / us)
         sims.append(sim_us)
     return {"sim_us": median(sims), "ratio": median(ratios),

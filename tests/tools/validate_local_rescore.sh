@@ -12,13 +12,16 @@
 #     16 rows (32 cells), their counts left out of the summary, not reported as 0.
 # None of them has the ring all-gather (runs before 2026-12-02 17:00): the "cpu, all-gather"
 # column is "n/a" on all 24 rows of each, its count left out.
+#   - run 22 (2026-12-02 17:07, the first with it; tcp at 4-64 MiB): 18 rows, seven counts, every
+#     column filled, and the all-gather's fitted latency listed.
 set -u
 src=$1 build=$2
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of 24"
-  local run=$1 na=$2 counts=$3
+check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of ROWS", a line
+  # the summary must have (or ""), ROWS (default 24)
+  local run=$1 na=$2 counts=$3 want=${5:-24}
   local d="$tmp/$(basename "$run")"
   mkdir -p "$d"
   cp "$src/perf/results/$run/tcp/points.json" "$d/"
@@ -27,9 +30,9 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
   local rows nas n
   rows=$(grep -c '^| tcp |' "$d/summary-rescored.md")
   nas=$(grep '^| tcp |' "$d/summary-rescored.md" | grep -o 'n/a | n/a' | wc -l)
-  n=$(grep -o '\*\*[0-9]* of 24' "$d/summary-rescored.md" | wc -l)
+  n=$(grep -o "\*\*[0-9]* of $want" "$d/summary-rescored.md" | wc -l)
   echo "$run: $rows rows, $nas cells n/a, $n counts"
-  [ "$rows" = 24 ] || { echo "FAIL: $run: $rows rows, not 24"; fail=1; }
+  [ "$rows" = "$want" ] || { echo "FAIL: $run: $rows rows, not $want"; fail=1; }
   [ "$nas" = "$na" ] || { echo "FAIL: $run: $nas cells n/a, not $na"; fail=1; }
   [ "$n" = "$counts" ] || { echo "FAIL: $run: $n counts, not $counts"; fail=1; }
   if [ -n "${4:-}" ]; then
@@ -42,4 +45,5 @@ check 2026-12-02-vm-sim-vs-loom-18 24 6 \
 check 2026-12-02-vm-sim-vs-loom-15 24 6
 check 2026-12-02-vm-sim-vs-loom-14 40 5
 check 2026-12-01-vm-sim-vs-loom-13 56 4
+check 2026-12-02-vm-sim-vs-loom-22 0 7 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
 exit $fail
