@@ -266,12 +266,12 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib, params):
     and calib["allgather_cpu_us"] under "p:size" (the "cpu, all-gather" column fits the
     per-message latency to it, simulate_cpu)."""
     key = f"{ranks}:{size}"
-    if key not in calib.setdefault("allgather_us", {}):
+    if key not in calib["allgather_us"]:
         cpu = {}
         calib["allgather_us"][key] = driver_times(
             a.build, "all_gather_perf", ranks, transport, size, size, iters, ["-a", "ring"],
             {"LOOM_PLAN_PARAMS": params}, cpu=cpu)[size]
-        calib.setdefault("allgather_cpu_us", {})[key] = cpu[size]
+        calib["allgather_cpu_us"][key] = cpu[size]
     for p in [2] + ([ranks] if ranks > a.cores else []):
         key = f"{p}:{size}:{msg}"
         for name, extra in [("chunked", [])] + ([("lockstep", ["--lockstep", "1"])]

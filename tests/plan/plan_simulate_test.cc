@@ -3,6 +3,7 @@
 // (ranks as processes sharing cores) gives the textbook ring time.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "plan/planner.h"
@@ -130,28 +131,37 @@ TEST(PlanSimulate, OverBudgetLeavesTheDecisionToTheModel) {
   EXPECT_EQ(row.decision.describe(), row.model.describe());
 }
 
+// p shm ranks on one machine of 2 cores, `algo` forced (LOOM_ALGO's form), 6 GB/s pairs and
+// nearly free latency and reductions.
+struct OneMachine {
+  PlannerContext ctx;
+  std::unique_ptr<Planner> planner;
+  loomplan::SimulateSetup setup;
+  OneMachine(int p, const char* algo) {
+    ctx.nranks = p;
+    ctx.hostOf.assign(p, 0);
+    ctx.readEnv = false;
+    ctx.algo = algo;
+    EXPECT_TRUE(
+        CostParams::parse("shmAlphaUs=0.001,shmGBps=6,hostMemGBps=100,reduceGBps=1e6", &ctx.params)
+            .ok());
+    planner = std::make_unique<Planner>(ctx);
+    setup.perHost = p;
+    setup.nranks = p;
+    setup.hostOf = ctx.hostOf;
+    setup.params = ctx.params;
+    setup.opt.localCores = 2;
+  }
+};
+
 // One machine with 2 cores shared by p ranks: a byte sent or received costs a core 1 / (2 x 6
 // GB/s), a pair moves at most 6 GB/s. With reductions and latency made negligible, a reduce-scatter
 // step (each rank sends S/p and reduces S/p on receipt, nearly free) moves each flow at min(6,
 // 24/p) GB/s, an all-gather step (send and receive) at min(6, 12/p): p - 1 steps of each.
 TEST(PlanSimulate, LocalMachineSharesCoresAmongRanks) {
   for (int p : {2, 4, 8}) {
-    PlannerContext c;
-    c.nranks = p;
-    c.hostOf.assign(p, 0);
-    c.readEnv = false;
-    c.algo = "allreduce:ring";
-    ASSERT_TRUE(
-        CostParams::parse("shmAlphaUs=0.001,shmGBps=6,hostMemGBps=100,reduceGBps=1e6", &c.params)
-            .ok());
-    Planner pl(c);
-    loomplan::SimulateSetup s;
-    s.perHost = p;
-    s.nranks = p;
-    s.hostOf = c.hostOf;
-    s.params = c.params;
-    s.opt.localCores = 2;
-    loomplan::PlanSimulator ps(&pl, s);
+    OneMachine m(p, "allreduce:ring");
+    loomplan::PlanSimulator ps(m.planner.get(), m.setup);
     ASSERT_TRUE(ps.init().ok());
     const uint64_t bytes = 16 << 20;
     loomplan::SimulatedRow row;
@@ -168,22 +178,9 @@ TEST(PlanSimulate, LocalMachineSharesCoresAmongRanks) {
 // bytes / --sim-copy-gbps, not the transfer rate: with copies made 100x dearer than anything
 // else, the 4-rank all-gather takes as long as 4 ranks' copies on 2 cores.
 TEST(PlanSimulate, LocalCopyRunsAtTheCopyRate) {
-  const int p = 4;
-  PlannerContext c;
-  c.nranks = p;
-  c.hostOf.assign(p, 0);
-  c.readEnv = false;
-  c.algo = "allgather:ring";
-  ASSERT_TRUE(
-      CostParams::parse("shmAlphaUs=0.001,shmGBps=6,hostMemGBps=100,reduceGBps=1e6", &c.params)
-          .ok());
-  Planner pl(c);
-  loomplan::SimulateSetup s;
-  s.perHost = p;
-  s.nranks = p;
-  s.hostOf = c.hostOf;
-  s.params = c.params;
-  s.opt.localCores = 2;
+  OneMachine m(4, "allgather:ring");
+  loomplan::SimulateSetup& s = m.setup;
+  Planner& pl = *m.planner;
   s.opt.coreGBps = 1e4;
   const uint64_t block = 4 << 20;
   sched::CollArgs a;
