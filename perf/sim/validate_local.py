@@ -45,6 +45,9 @@ per-message latency from the time its cores sat idle per message (simulate_cpu).
 so that the simulator prices the ring all-gather of the same S on the same ranks (measured right
 after each point) at its measured time: a ring of steps that wait for each other inside one call,
 as the all-reduce's do, but a different collective from the one validated (fit_alpha).
+The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
+point's median (the measurement's own spread), and per CPU column how many rounds' own
+simulated / measured do.
 
   perf/sim/validate_local.py --build build --rescore perf/results/<run>/tcp
 simulates an earlier run's points.json again (all columns, nothing measured) into
@@ -410,9 +413,9 @@ def reduce_at(membw, m):
     return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][1]
 
 
-# The CPU-time columns: (row key prefix, simulate_cpu's `above`).
-CPU_COLUMNS = [("cpu", "1-message"), ("cpu_p", "p-rank"), ("cpu_l", "lock-step"),
-               ("cpu_g", "all-gather")]
+# The CPU-time columns: (row key prefix, simulate_cpu's `above`, the summary's name).
+CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
+               ("cpu_l", "lock-step", "cpu, lock-step"), ("cpu_g", "all-gather", "cpu, all-gather")]
 
 
 def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
@@ -519,7 +522,7 @@ def simulate_cpu(a, rounds, key, above="1-message"):
         sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core / 1e3)[2]
         ratios.append(sim_us / us)
         sims.append(sim_us)
-    return {"sim_us": median(sims), "ratio": median(ratios),
+    return {"sim_us": median(sims), "ratio": median(ratios), "ratios": ratios,
             **({"alpha_us": median(alphas)} if alphas else {})}
 
 
@@ -641,6 +644,22 @@ def rescore(a):
           d.get("steal", {"max": 2.0, "retries": 2, "wait": 0.0}))
 
 
+def rounds_text(rows, tol):
+    """The summary's line on single rounds: how many of the rows' rounds lie within `tol` of their
+    point's median (the measurement's own spread: the yardstick a median over a few rounds is
+    held to), and per CPU column how many rounds' own simulated / measured (the column's ratio is
+    their median) lie within `tol`."""
+    within = lambda x: abs(x - 1) <= tol
+    total = sum(len(r["runs_us"]) for r in rows)
+    own = sum(within(u / r["measured_us"]) for r in rows for u in r["runs_us"])
+    cols = [(name, sum(within(x) for r in rows for x in r[f"{c}_ratios"]))
+            for c, _, name in CPU_COLUMNS if all(r[f"{c}_ratios"] for r in rows)]
+    return [f"- Single rounds ({total}: {len(rows)} points x their rounds): {own} lie within "
+            f"{tol:.0%} of their point's median (the measurement's own spread); each round's "
+            "simulated / measured within it, by column: " +
+            ("; ".join(f"{n}: {k}" for n, k in cols) if cols else "no column has every round")]
+
+
 def steal_text(rounds, cfg):
     """The summary's lines on the hypervisor's steal time (cfg: the run's STEAL settings, "max",
     "retries", "wait"): how many driver runs ran again, how many kept runs still lost more than
@@ -709,12 +728,13 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                            "msg_bytes": msg["bytes"], "msg_sim_us": msg["sim_us"],
                            "msg_ratio": msg["ratio"], "msg_same": msg["same"],
                            "msg_pass": abs(msg["ratio"] - 1) <= a.tolerance}
-                    for c, above in CPU_COLUMNS:
+                    for c, above, _ in CPU_COLUMNS:
                         res = simulate_cpu(a, rounds, k, above)
                         if res and "alpha_us" in res:
                             row[f"{c}_alpha_us"] = res["alpha_us"]
                         row.update({f"{c}_sim_us": res and res["sim_us"],
                                     f"{c}_ratio": res and res["ratio"],
+                                    f"{c}_ratios": res and res["ratios"],
                                     f"{c}_pass": bool(res) and
                                     abs(res["ratio"] - 1) <= a.tolerance})
                     rows.append(row)
@@ -747,12 +767,12 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                    f"{r['msg_ratio']:.2f} | {'PASS' if r['msg_pass'] else 'MISS'} | "
                    + " ".join(f"{r[c + '_sim_us']:.0f} | {r[c + '_ratio']:.2f} | "
                              f"{'PASS' if r[c + '_pass'] else 'MISS'} |" if r[c + "_ratio"] else
-                             "n/a | n/a | |" for c, _ in CPU_COLUMNS))
+                             "n/a | n/a | |" for c, _, _ in CPU_COLUMNS))
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
-    n_c, n_cp, n_cl, n_cg = (sum(r[f"{c}_pass"] for r in rows) for c, _ in CPU_COLUMNS)
-    has_cp, has_cl, has_cg = (all(r[f"{c}_ratio"] for r in rows) for c, _ in CPU_COLUMNS[1:])
+    n_c, n_cp, n_cl, n_cg = (sum(r[f"{c}_pass"] for r in rows) for c, _, _ in CPU_COLUMNS)
+    has_cp, has_cl, has_cg = (all(r[f"{c}_ratio"] for r in rows) for c, _, _ in CPU_COLUMNS[1:])
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -791,6 +811,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                      "so that the simulator prices the ring all-gather of the same S on the same "
                      "ranks, measured right after the point, at its measured time (all rank "
                      "counts)" if has_cg else "") + ".", ""]
+    lines += rounds_text(rows, a.tolerance)
+
     def by_key(t, name):
         """"p:S:m: us; ..." of calib[name] (median of the rounds that ran each), "" if none."""
         ds = [r["calib"][t][name] for r in rounds]

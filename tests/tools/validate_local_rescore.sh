@@ -13,7 +13,8 @@
 # None of them has the ring all-gather (runs before 2026-12-02 17:00): the "cpu, all-gather"
 # column is "n/a" on all 24 rows of each, its count left out.
 #   - run 22 (2026-12-02 17:07, the first with it; tcp at 4-64 MiB): 18 rows, seven counts, every
-#     column filled, and the all-gather's fitted latency listed.
+#     column filled, the all-gather's fitted latency listed, and the line on single rounds (the
+#     rounds within 25% of their point's median, and of each column's rounds within 25%).
 set -u
 src=$1 build=$2
 fail=0
@@ -46,4 +47,7 @@ check 2026-12-02-vm-sim-vs-loom-15 24 6
 check 2026-12-02-vm-sim-vs-loom-14 40 5
 check 2026-12-01-vm-sim-vs-loom-13 56 4
 check 2026-12-02-vm-sim-vs-loom-22 0 7 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*$' \
+  "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
+  { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
 exit $fail
