@@ -44,7 +44,10 @@ per-message latency from the time its cores sat idle per message (simulate_cpu).
 ("cpu, all-gather") is the p-rank one with the per-message latency fitted, on every rank count,
 so that the simulator prices the ring all-gather of the same S on the same ranks (measured right
 after each point) at its measured time: a ring of steps that wait for each other inside one call,
-as the all-reduce's do, but a different collective from the one validated (fit_alpha).
+as the all-reduce's do, but a different collective from the one validated (fit_alpha). An
+eighth ("cpu, + reduce-scatter") is the seventh with the reduction rate fitted too, so that the
+simulator prices the ring reduce-scatter of the same S on the same ranks (measured right after the
+all-gather) at its measured time (fit_reduce).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do.
@@ -219,7 +222,7 @@ def calibrate_round(build, transport, sizes, iters, ranks, cores):
     return {"alpha_us": alpha_p[2], "alpha_p_us": alpha_p, "sendrecv_us": t, "sendrecv_p_us": over,
             "sendrecv_cpu_us": cpu, "sendrecv_p_cpu_us": cpu_p, "chunked_us": {},
             "chunked_cpu_us": {}, "lockstep_us": {}, "lockstep_cpu_us": {}, "allgather_us": {},
-            "allgather_cpu_us": {}}
+            "allgather_cpu_us": {}, "reducescatter_us": {}, "reducescatter_cpu_us": {}}
 
 
 def message_bytes(decision, size, ranks):
@@ -267,14 +270,19 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib, params):
     the point's own: the same chunks): p - 1 steps, each sending to the next rank what the step
     before received, all in one call, as a ring all-reduce's steps go; in calib["allgather_us"]
     and calib["allgather_cpu_us"] under "p:size" (the "cpu, all-gather" column fits the
-    per-message latency to it, simulate_cpu)."""
+    per-message latency to it, simulate_cpu). Then the ring reduce-scatter of the same `size`
+    (reduce_scatter_perf -a ring, the same parameters): the same p - 1 steps and messages, each
+    reducing what it receives into the rank's own block, in calib["reducescatter_us"] and
+    calib["reducescatter_cpu_us"] (the "cpu, + reduce-scatter" column fits the reduction rate to
+    it)."""
     key = f"{ranks}:{size}"
-    if key not in calib["allgather_us"]:
-        cpu = {}
-        calib["allgather_us"][key] = driver_times(
-            a.build, "all_gather_perf", ranks, transport, size, size, iters, ["-a", "ring"],
-            {"LOOM_PLAN_PARAMS": params}, cpu=cpu)[size]
-        calib["allgather_cpu_us"][key] = cpu[size]
+    for coll, driver in (("allgather", "all_gather_perf"), ("reducescatter", "reduce_scatter_perf")):
+        if key not in calib[f"{coll}_us"]:
+            cpu = {}
+            calib[f"{coll}_us"][key] = driver_times(
+                a.build, driver, ranks, transport, size, size, iters, ["-a", "ring"],
+                {"LOOM_PLAN_PARAMS": params}, cpu=cpu)[size]
+            calib[f"{coll}_cpu_us"][key] = cpu[size]
     for p in [2] + ([ranks] if ranks > a.cores else []):
         key = f"{p}:{size}:{msg}"
         for name, extra in [("chunked", [])] + ([("lockstep", ["--lockstep", "1"])]
@@ -415,7 +423,8 @@ def reduce_at(membw, m):
 
 # The CPU-time columns: (row key prefix, simulate_cpu's `above`, the summary's name).
 CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
-               ("cpu_l", "lock-step", "cpu, lock-step"), ("cpu_g", "all-gather", "cpu, all-gather")]
+               ("cpu_l", "lock-step", "cpu, lock-step"), ("cpu_g", "all-gather", "cpu, all-gather"),
+               ("cpu_gr", "reduce-scatter", "cpu, + reduce-scatter")]
 
 
 def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
@@ -438,6 +447,23 @@ def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if sim(mid) < target_us else (lo, mid)
     return (lo + hi) / 2
+
+
+def fit_reduce(a, t, p, s, rate, red, core, alpha, target_us):
+    """The reduction rate (GB/s) at which loom-plan --simulate prices the ring reduce-scatter of s
+    bytes on p ranks (the other costs as fit_alpha's, `alpha` the latency fitted there) at
+    target_us, the measured one; `red` (the calibrated rate) when even that is priced slower.
+    Bisection on a log scale down to red / 64: the simulated time falls as the rate grows."""
+    def sim(r):
+        return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, r, a.cores), "ring",
+                        a.cores, core / 1e3, coll="reducescatter")[2]
+    if sim(red) >= target_us:
+        return red
+    lo, hi = red / 64, red
+    for _ in range(14):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
+    return math.sqrt(lo * hi)
 
 
 def simulate_cpu(a, rounds, key, above="1-message"):
@@ -475,11 +501,20 @@ def simulate_cpu(a, rounds, key, above="1-message"):
       synchronise per message, each receive posted late) does (2026-12-02, tcp, 4 ranks, 1 MiB:
       538-581 us per all-gather step, 553-616 per ring all-reduce step, 333-478 per streamed
       message). A different collective from the validated one, so the fit is not circular;
+    - `above` "reduce-scatter" (the "cpu, + reduce-scatter" column): the all-gather one, and then
+      the reduction rate fitted (fit_reduce) so that the simulator prices the ring reduce-scatter
+      of the same S on the same p ranks, measured right after the all-gather, at its measured
+      time: the same steps and messages, each also reducing what it received, so what they cost
+      beyond the all-gather's is the reductions' (2026-12-02 21:00 UTC, tcp, 4 ranks, 1 MiB: 1066
+      us against the all-gather's 995, and run 23's ring all-reduce step 305 us against its
+      all-gather step 272, where the calibrated rate gives 11 us per 256 KiB reduced). With both
+      fitted, a ring all-reduce (its reduce-scatter, then its all-gather) is priced at about the
+      two collectives' sum; the tree, Rabenseifner and recursive doubling are the test;
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
     t, algo, p, s = key
-    ratios, sims, alphas = [], [], []
+    ratios, sims, alphas, reds = [], [], [], []
     for r in rounds:
         c = r["calib"][t]
         us, ran = r["points"][key]
@@ -498,7 +533,7 @@ def simulate_cpu(a, rounds, key, above="1-message"):
             wall, cpu = c["lockstep_us"][kp], c["lockstep_cpu_us"][kp]
             core = 2 * p * s / max(1e-3, cpu)
             alpha = max(alpha, (wall - cpu / a.cores) / max(1, -(-s // m)))
-        elif p > a.cores and above in ("p-rank", "all-gather"):
+        elif p > a.cores and above in ("p-rank", "all-gather", "reduce-scatter"):
             if kp not in c["chunked_cpu_us"]:
                 return None
             # The p-rank sendrecv of the same messages: p S sent, each byte paid on both sides.
@@ -512,18 +547,24 @@ def simulate_cpu(a, rounds, key, above="1-message"):
         # 1 MiB at 0.72-0.74, and a rate measured on an operand another core wrote, 14 GB/s at
         # 512 KiB, did not help).
         red = reduce_at(r["membw"], m) if t == "tcp" else r["membw"][s][1]
-        if above == "all-gather":
+        if above in ("all-gather", "reduce-scatter"):
             kg = f"{p}:{s}"
             if kg not in c.get("allgather_us", {}):
                 return None
             alpha = fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
             alphas.append(alpha)
+        if above == "reduce-scatter":
+            if kg not in c.get("reducescatter_us", {}):
+                return None
+            red = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg])
+            reds.append(red)
         params = params_line(t, alpha, rate / 1e3, red, a.cores)
         sim_us = simulate(a.build, t, p, s, params, ran, a.cores, core / 1e3)[2]
         ratios.append(sim_us / us)
         sims.append(sim_us)
     return {"sim_us": median(sims), "ratio": median(ratios), "ratios": ratios,
-            **({"alpha_us": median(alphas)} if alphas else {})}
+            **({"alpha_us": median(alphas)} if alphas else {}),
+            **({"reduce_gbps": median(reds)} if reds else {})}
 
 
 def main():
@@ -622,7 +663,10 @@ def rescore(a):
                      "lockstep_cpu_us": c.get("lockstep_cpu_us", {}),
                      # Runs before 2026-12-02 17:00 UTC (run 22) lack the ring all-gather.
                      "allgather_us": c.get("allgather_us", {}),
-                     "allgather_cpu_us": c.get("allgather_cpu_us", {})}
+                     "allgather_cpu_us": c.get("allgather_cpu_us", {}),
+                     # Runs before 2026-12-02 21:30 UTC (run 24) lack the ring reduce-scatter.
+                     "reducescatter_us": c.get("reducescatter_us", {}),
+                     "reducescatter_cpu_us": c.get("reducescatter_cpu_us", {})}
                  for t, c in r["calib"].items()}
         rounds.append({"started": r["started"], "ended": r["ended"], "calib": calib,
                        "membw": {int(k): tuple(v) for k, v in r["membw"].items()},
@@ -730,8 +774,9 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                            "msg_pass": abs(msg["ratio"] - 1) <= a.tolerance}
                     for c, above, _ in CPU_COLUMNS:
                         res = simulate_cpu(a, rounds, k, above)
-                        if res and "alpha_us" in res:
-                            row[f"{c}_alpha_us"] = res["alpha_us"]
+                        for fitted in ("alpha_us", "reduce_gbps"):
+                            if res and fitted in res:
+                                row[f"{c}_{fitted}"] = res[fitted]
                         row.update({f"{c}_sim_us": res and res["sim_us"],
                                     f"{c}_ratio": res and res["ratio"],
                                     f"{c}_ratios": res and res["ratios"],
@@ -751,9 +796,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
            "chunked | sim/measured per round, chunked | | simulated us, cpu | "
            "sim/measured per round, cpu | | simulated us, cpu, p-rank | sim/measured per round, "
            "cpu, p-rank | | simulated us, cpu, lock-step | sim/measured per round, cpu, lock-step | | "
-           "simulated us, cpu, all-gather | sim/measured per round, cpu, all-gather | |",
+           "simulated us, cpu, all-gather | sim/measured per round, cpu, all-gather | | "
+           "simulated us, cpu, + reduce-scatter | sim/measured per round, cpu, + reduce-scatter | |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-           "---|---|---|---|---|---|---|---|---|---|"]
+           "---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         same = r["loom_ran"] == r["decision"]
         out.append(f"| {r['transport']} | {r['algo']} | {r['ranks']} | {human(r['size'])} | "
@@ -771,8 +817,9 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
-    n_c, n_cp, n_cl, n_cg = (sum(r[f"{c}_pass"] for r in rows) for c, _, _ in CPU_COLUMNS)
-    has_cp, has_cl, has_cg = (all(r[f"{c}_ratio"] for r in rows) for c, _, _ in CPU_COLUMNS[1:])
+    n_c, n_cp, n_cl, n_cg, n_cr = (sum(r[f"{c}_pass"] for r in rows) for c, _, _ in CPU_COLUMNS)
+    has_cp, has_cl, has_cg, has_cr = (all(r[f"{c}_ratio"] for r in rows)
+                                      for c, _, _ in CPU_COLUMNS[1:])
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -810,7 +857,11 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     (f"; **{n_cg} of {len(rows)}** with the p-rank one but the latency fitted "
                      "so that the simulator prices the ring all-gather of the same S on the same "
                      "ranks, measured right after the point, at its measured time (all rank "
-                     "counts)" if has_cg else "") + ".", ""]
+                     "counts)" if has_cg else "") +
+                    (f"; **{n_cr} of {len(rows)}** with the all-gather one and the reduction "
+                     "rate fitted so that the simulator prices the ring reduce-scatter of the same "
+                     "S on the same ranks, measured right after the all-gather, at its measured "
+                     "time" if has_cr else "") + ".", ""]
     lines += rounds_text(rows, a.tolerance)
 
     def by_key(t, name):
@@ -829,6 +880,12 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                          by_key(t, "allgather_us") + "; its fitted latency, us: " + "; ".join(
                              f"{r['ranks']}:{r['size']} {r['algo']}: {r['cpu_g_alpha_us']:.0f}"
                              for r in rows if r["transport"] == t and "cpu_g_alpha_us" in r))
+        if by_key(t, "reducescatter_us"):
+            lines.append(f"- {t}: ring reduce-scatter of S on p ranks, us, p:S: " +
+                         by_key(t, "reducescatter_us") + "; its fitted reduction rate, GB/s: " +
+                         "; ".join(f"{r['ranks']}:{r['size']} {r['algo']}: "
+                                   f"{r['cpu_gr_reduce_gbps']:.2f}" for r in rows
+                                   if r["transport"] == t and "cpu_gr_reduce_gbps" in r))
     for t in transports:
         lines.append(f"- {t}: latency {calib[t]['alpha_us']:.1f} us; " + "; ".join(
             f"{human(s)}: {calib[t]['params'][s]}" for s in sizes))
