@@ -45,9 +45,11 @@ per-message latency from the time its cores sat idle per message (simulate_cpu).
 so that the simulator prices the ring all-gather of the same S on the same ranks (measured right
 after each point) at its measured time: a ring of steps that wait for each other inside one call,
 as the all-reduce's do, but a different collective from the one validated (fit_alpha). An
-eighth ("cpu, + reduce-scatter") is the seventh with the reduction rate fitted too, so that the
-simulator prices the ring reduce-scatter of the same S on the same ranks (measured right after the
-all-gather) at its measured time (fit_reduce).
+eighth ("cpu, all-gather at the smallest size") fits that latency only at the smallest size the
+run measured on those ranks, where the all-gather is the most latency-bound, and uses it at every
+size. A ninth ("cpu, + reduce-scatter") is the seventh with the reduction rate fitted too, so
+that the simulator prices the ring reduce-scatter of the same S on the same ranks (measured right
+after the all-gather) at its measured time (fit_reduce).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do.
@@ -511,6 +513,13 @@ def simulate_cpu(a, rounds, key, above="1-message"):
       synchronise per message, each receive posted late) does (2026-12-02, tcp, 4 ranks, 1 MiB:
       538-581 us per all-gather step, 553-616 per ring all-reduce step, 333-478 per streamed
       message). A different collective from the validated one, so the fit is not circular;
+    - `above` "all-gather, smallest" (the "cpu, all-gather at the smallest size" column): as
+      "all-gather", but the latency is the one fitted at the smallest size this round ran on p
+      ranks (the forced ring's point), used at every size. At large sizes the all-gather runs
+      slower than simulated for reasons of rate, and a latency fitted there (tcp, 64 MiB: 3.7-16
+      ms in run 22) overprices schedules of few large messages (Rabenseifner 1.11-1.49); the
+      p-rank CPU costs carry the rate. Read as a cost per call, or as a factor on the rates, the
+      all-gather's gap did worse on run 22 (split_fits.py beside it: 37 and 35 of 48 against 44);
     - `above` "reduce-scatter" (the "cpu, + reduce-scatter" column): the all-gather one, and then
       the reduction rate fitted (fit_reduce) so that the simulator prices the ring reduce-scatter
       of the same S on the same p ranks, measured right after the all-gather, at its measured
