@@ -31,20 +31,13 @@ rounds = captured["rounds"]
 
 
 def ratios(key):
-    t, algo, p, s = key
+    t, _, p, s = key
     out = {"p": [], "call": [], "rate": [], "rate>=": [], "e": []}
     for r in rounds:
-        c = r["calib"][t]
-        us, ran = r["points"][key]
-        ran = algo if ran == "?" else ran
-        m = vl.message_bytes(ran, s, p)
-        alpha = c["alpha_p_us"][p]
-        rate = s / max(1e-3, c["chunked_us"][f"2:{s}:{m}"] - c["alpha_us"])
-        core = 4 * s / max(1e-3, c["chunked_cpu_us"][f"2:{s}:{m}"])
-        if p > a.cores:
-            core = 2 * p * s / max(1e-3, c["chunked_cpu_us"][f"{p}:{s}:{m}"])
-        red = vl.reduce_at(r["membw"], m) if t == "tcp" else r["membw"][s][1]
-        ag = c["allgather_us"][f"{p}:{s}"]
+        us = r["points"][key][0]
+        x = vl.cpu_round(a, r, key, "p-rank")  # the "cpu, p-rank" column's calibration
+        ran, alpha, rate, core, red = x["ran"], x["alpha"], x["rate"], x["core"], x["red"]
+        ag = r["calib"][t]["allgather_us"][f"{p}:{s}"]
 
         def sim(e, coll, schedule):
             params = vl.params_line(t, alpha, e * rate / 1e3, red, a.cores)
