@@ -304,12 +304,22 @@ def oversub_factor(alpha, t2, tp, p, cores):
     return (p / cores) * max(1e-3, t2 - alpha) / max(1e-3, tp - alpha)
 
 
+# The fraction of a message's latency the cost model counts as CPU work of the shared cores
+# (CostParams shmAlphaCpu / tcpAlphaCpu), in the parameters loom runs the planner's points with and
+# loom-plan prices: --alpha-cpu, stored in points.json as "alpha_cpu"; runs before run 26
+# (2026-12-03) used the model's 1, and a re-score of them keeps it.
+ALPHA_CPU = {"value": 0.0}
+
+
 def params_line(transport, alpha, gbps, red, cores):
-    """CostParams text: one flow's latency and rate, one core's reduction rate, the cores."""
+    """CostParams text: one flow's latency and rate, one core's reduction rate, the cores (and the
+    CPU share of the latency, ALPHA_CPU, where it is not the model's default 1)."""
     pre = "shm" if transport == "shm" else "tcp"
+    share = ALPHA_CPU["value"]
     # hostMemGBps: not the limit here (the cores are, `cores`); reduce: one core, per size.
     return (f"{pre}AlphaUs={alpha:.3f},{pre}GBps={gbps:.4f},hostMemGBps=1000,"
-            f"reduceGBps={red:.4f},cores={cores}")
+            f"reduceGBps={red:.4f},cores={cores}" +
+            (f",{pre}AlphaCpu={share:g}" if share != 1 else ""))
 
 
 def params_of(transport, alpha, sendrecv_us, red, cores):
@@ -632,6 +642,11 @@ def main():
                     help="cores the ranks share (default: this machine's; --rescore: the stored "
                     "run's, else this machine's)")
     ap.add_argument("--tolerance", type=float, default=0.25)
+    ap.add_argument("--alpha-cpu", type=float, default=None,
+                    help="the fraction of a message's latency that the cost model counts as CPU "
+                    "work of the shared cores (shmAlphaCpu / tcpAlphaCpu in the parameters the "
+                    "planner's points run with; default 0, latency as waiting, as the simulator "
+                    "models it; --rescore: the stored run's, 1 before run 26)")
     ap.add_argument("--max-steal", type=float, default=STEAL["max"],
                     help="percent of the host's CPU time the hypervisor may steal during a "
                     "driver run's timed loop before the run is repeated (default %(default)s)")
@@ -658,12 +673,15 @@ def main():
         sys.exit("validate_local: --steal-retries, --max-steal and --steal-wait must be >= 0")
     if a.rounds < 1:
         sys.exit("validate_local: --rounds must be >= 1")
+    if a.alpha_cpu is not None and not 0 <= a.alpha_cpu <= 1:
+        sys.exit("validate_local: --alpha-cpu must be between 0 and 1")
     if a.rescore:
         if not os.path.isfile(os.path.join(a.rescore, "points.json")):
             sys.exit(f"validate_local: --rescore: no points.json in '{a.rescore}'")
         rescore(a)
         return
     a.cores = a.cores or os.cpu_count()
+    ALPHA_CPU["value"] = 0.0 if a.alpha_cpu is None else a.alpha_cpu
     if not a.out:
         sys.exit("validate_local: --out DIR is required (or --rescore DIR)")
     os.makedirs(a.out, exist_ok=True)
@@ -688,6 +706,8 @@ def rescore(a):
         d = json.load(f)
     # Runs stored before 2026-12-02 01:00 UTC lack "cores" (all ran on the 2-vCPU VMs).
     a.cores = a.cores or d.get("cores") or os.cpu_count()
+    # Runs before run 26 (2026-12-03) ran the planner with the model's default share, 1.
+    ALPHA_CPU["value"] = d.get("alpha_cpu", 1.0) if a.alpha_cpu is None else a.alpha_cpu
     rounds = []
     for r in d["rounds"]:
         by_int = lambda d: {int(k): v for k, v in d.items()}
@@ -951,7 +971,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                           for k, v in r["points"].items()],
                                "steal_runs": r["steal_runs"]} for r in rounds],
                    "started": started, "host": host, "calib_iters": calib_iters_text,
-                   "cores": a.cores, "steal": steal_cfg}, f, indent=1, default=str)
+                   "cores": a.cores, "steal": steal_cfg, "alpha_cpu": ALPHA_CPU["value"]}, f,
+                  indent=1, default=str)
     print(text)
 
 

@@ -150,6 +150,11 @@ double CostModel::flowGBps(int a, int b, uint64_t bytes, uint64_t collBytes) con
   return leaf_[a] < 0 ? tcp : std::min(link, tcp);  // without a fabric the NIC runs at tcp's rate
 }
 
+double CostModel::alphaCpu(int a, int b) const {
+  if (pathKind(a, b) == PathKind::kLocal) return params_.shmAlphaCpu;
+  return place_.interHost == Transport::kTcp ? params_.tcpAlphaCpu : 1.0;
+}
+
 RoundCost CostModel::roundCost(const Round& round, uint64_t collBytes) const {
   RoundCost c;
   std::vector<double> load(cap_.size(), 0.0);
@@ -162,11 +167,14 @@ RoundCost CostModel::roundCost(const Round& round, uint64_t collBytes) const {
     load[res] += bytes;
   };
   double cpuSec = 0;  // CPU time of all the round's messages, for `cores`
+  double latCpu = 0;  // the CPU part of all the round's message latencies, for `cores`
   std::unordered_map<int, bool> active;
   for (const Flow& f : round.flows) {
     // An empty message (a segment of a count smaller than the rank count) is still sent and
     // waited for: it costs its latency and wakes its ranks, nothing else.
-    lat[f.src] += alpha(f.src, f.dst, f.bytes);
+    const double a = alpha(f.src, f.dst, f.bytes);
+    lat[f.src] += a;
+    latCpu += a * alphaCpu(f.src, f.dst);
     active[f.src] = active[f.dst] = true;
     if (f.bytes == 0) continue;
     const double rate = flowGBps(f.src, f.dst, f.bytes, collBytes);
@@ -194,8 +202,7 @@ RoundCost CostModel::roundCost(const Round& round, uint64_t collBytes) const {
       if (it != globalRes_.end()) use(it->second, b);
     }
   }
-  double latSum = 0;
-  for (auto& [r, a] : lat) c.latency = std::max(c.latency, a), latSum += a;
+  for (auto& [r, a] : lat) c.latency = std::max(c.latency, a);
   c.activeRanks = static_cast<int>(active.size());
   c.bandwidth = longest;
   c.bottleneck = "single flow";
@@ -206,7 +213,7 @@ RoundCost CostModel::roundCost(const Round& round, uint64_t collBytes) const {
   c.compute = round.reduceBytes / (params_.reduceGBps * 1e9);
   const double cores = params_.cores;
   if (cores > 0) {  // the ranks' CPU work shares `cores` cores
-    c.latency = std::max(c.latency, latSum / cores);
+    c.latency = std::max(c.latency, latCpu / cores);
     if (cpuSec / cores > c.bandwidth)
       c.bandwidth = cpuSec / cores, c.bottleneck = strCat("cpu (", cores, " cores)");
     c.compute = std::max(c.compute, round.reduceSum / (params_.reduceGBps * 1e9) / cores);

@@ -62,6 +62,12 @@ struct CostParams {
   // With it the CPU work of a round (message latencies, copies, reductions, wake-ups) of all its
   // ranks is spread over this many cores.
   double cores = 0;
+  // With `cores`: the fraction of a message's latency over shm / over tcp that is CPU work of the
+  // shared cores (1: a round's latencies of all its ranks are spread over the cores, so a round
+  // of 8 ranks on 2 cores costs 4 latencies), the rest waiting that overlaps other ranks' work
+  // (0: a round costs its ranks' longest latency whatever the cores, as the simulator models
+  // latency). `loom-plan --calibrate` fits each from {1, 0}.
+  double shmAlphaCpu = 1, tcpAlphaCpu = 1;
   // Two-level per-message latency and cache-dependent bandwidth of the one-machine paths (shm, and
   // tcp when it is loopback as in the calibration): a message of more than xEagerBytes pays
   // xBigAlphaUs on top of alpha (the sliced path of the transport, a receiver that stopped
@@ -142,6 +148,8 @@ class CostModel {
   double alpha(int a, int b, uint64_t bytes = 0) const;  // seconds per message
   // Single-flow rate cap of a message of `bytes` in a collective of `collBytes` (0: not known).
   double flowGBps(int a, int b, uint64_t bytes = 0, uint64_t collBytes = 0) const;
+  // The CPU fraction of a message's latency from a to b (shmAlphaCpu / tcpAlphaCpu; 1 on RDMA).
+  double alphaCpu(int a, int b) const;
   RoundCost roundCost(const Round& r, uint64_t collBytes = 0) const;
   // Sum over rounds (times repeat); `worst` gets the bottleneck of the most expensive round.
   double price(const std::vector<Round>& rounds, std::string* worst = nullptr,

@@ -51,6 +51,8 @@ const ParamField kFields[] = {
     {"netGBps", &CostParams::netGBps},
     {"reduceGBps", &CostParams::reduceGBps},
     {"cores", &CostParams::cores},
+    {"shmAlphaCpu", &CostParams::shmAlphaCpu},
+    {"tcpAlphaCpu", &CostParams::tcpAlphaCpu},
     {"shmCmaGBps", &CostParams::shmCmaGBps},
     {"shmCmaBytes", &CostParams::shmCmaBytes},
     {"shmEagerBytes", &CostParams::shmEagerBytes},
@@ -66,9 +68,9 @@ const ParamField kFields[] = {
 };
 // Keys whose value may be 0 (the term is off).
 bool zeroAllowed(const std::string& k) {
-  for (const char* z :
-       {"cores", "shmCmaGBps", "shmBigAlphaUs", "shmCacheGBps", "tcpBigAlphaUs", "tcpCacheGBps",
-        "shmEagerBytes", "tcpEagerBytes", "shmCacheFootprint", "tcpCacheFootprint"})
+  for (const char* z : {"cores", "shmAlphaCpu", "tcpAlphaCpu", "shmCmaGBps", "shmBigAlphaUs",
+                        "shmCacheGBps", "tcpBigAlphaUs", "tcpCacheGBps", "shmEagerBytes",
+                        "tcpEagerBytes", "shmCacheFootprint", "tcpCacheFootprint"})
     if (k == z) return true;
   return false;
 }
@@ -164,6 +166,8 @@ Status CostParams::parse(const std::string& text, CostParams* out) {
     const bool negOk = fit && k.size() > 8 && k.compare(k.size() - 8, 8, ".roundUs") == 0;
     if (end == item.c_str() + eq + 1 || *end != 0 || (v < 0 && !negOk) || (v == 0 && !zeroOk))
       return invalidArgument("cost params: bad value for ", k);
+    if ((k == "shmAlphaCpu" || k == "tcpAlphaCpu") && v > 1)
+      return invalidArgument("cost params: ", k, " is a fraction (0 to 1), got ", v);
     bool found = parseFitKey(k, v, out);
     for (const ParamField& f : kFields)
       if (k == f.key) out->*f.field = v, found = true;

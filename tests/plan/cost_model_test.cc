@@ -166,8 +166,9 @@ TEST(CostModel, FitParamsParse) {
   CostParams back;
   ASSERT_TRUE(CostParams::parse(p.toString(), &back).ok());
   EXPECT_EQ(back.toString(), p.toString());
-  for (const char* bad : {"fit.ring.baseUs=1", "fit.ring.shm.speed=1", "fit.ring.shm.bwEff=0",
-                          "fit.ring.shm.baseUs=-1", "cores=-2"}) {
+  for (const char* bad :
+       {"fit.ring.baseUs=1", "fit.ring.shm.speed=1", "fit.ring.shm.bwEff=0",
+        "fit.ring.shm.baseUs=-1", "cores=-2", "shmAlphaCpu=1.5", "tcpAlphaCpu=-0.5"}) {
     Status s = CostParams::parse(bad, &p);
     EXPECT_FALSE(s.ok()) << bad;
     EXPECT_NE(s.message().find(std::string(bad).substr(0, std::string(bad).find('='))),
@@ -292,6 +293,36 @@ TEST(CostModel, CoresSerialiseTheRanksOfARound) {
   EXPECT_NEAR(shared.compute, 4 * free.compute, 1e-12);
   EXPECT_EQ(shared.activeRanks, 8);
   EXPECT_NE(shared.bottleneck.find("cpu"), std::string::npos);
+}
+
+// The CPU share of the latency (shmAlphaCpu / tcpAlphaCpu): 0 makes a message's latency waiting
+// that overlaps the other ranks' work, as the simulator models it, so the round of 8 ranks on 2
+// cores costs one alpha of latency (its copies and reductions still share the cores); each
+// transport's share applies to its own messages only.
+TEST(CostModel, LatencyAsWaitingIsNotSpreadOverTheCores) {
+  CostParams cp;
+  cp.hostMemGBps = 1000;
+  cp.cores = 2;
+  std::vector<Flow> ring;
+  for (int r = 0; r < 8; ++r) ring.push_back({r, (r + 1) % 8, 1 << 20});
+  const Round round{ring, 1, 1 << 20, 8 << 20};
+  const RoundCost cpu = CostModel(oneHost(8), cp).roundCost(round);
+  cp.tcpAlphaCpu = 0;  // not shm's: unchanged
+  EXPECT_NEAR(CostModel(oneHost(8), cp).roundCost(round).latency, 4 * cp.shmAlphaUs * 1e-6, 1e-12);
+  cp.shmAlphaCpu = 0.5;
+  EXPECT_NEAR(CostModel(oneHost(8), cp).roundCost(round).latency, 2 * cp.shmAlphaUs * 1e-6, 1e-12);
+  cp.shmAlphaCpu = 0;
+  const RoundCost wait = CostModel(oneHost(8), cp).roundCost(round);
+  EXPECT_NEAR(wait.latency, cp.shmAlphaUs * 1e-6, 1e-12);
+  EXPECT_NEAR(wait.bandwidth, cpu.bandwidth, 1e-12);
+  EXPECT_NEAR(wait.compute, cpu.compute, 1e-12);
+  // Over tcp, one rank per host on one machine's cores: tcpAlphaCpu.
+  Placement tcp = oneHost(8);
+  for (int r = 0; r < 8; ++r) tcp.hostOf[r] = r;
+  tcp.interHost = Transport::kTcp;
+  EXPECT_NEAR(CostModel(tcp, cp).roundCost(round).latency, cp.tcpAlphaUs * 1e-6, 1e-12);
+  cp.tcpAlphaCpu = 1;
+  EXPECT_NEAR(CostModel(tcp, cp).roundCost(round).latency, 4 * cp.tcpAlphaUs * 1e-6, 1e-12);
 }
 
 // The fit of (algorithm, transport) is added on top of the model: base once, roundUs per round,

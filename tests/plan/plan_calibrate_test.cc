@@ -24,6 +24,8 @@ CostParams truth() {
   p.shmAlphaUs = 2, p.shmGBps = 2, p.hostMemGBps = 2 * p.cores;
   p.shmEagerBytes = 1024, p.shmBigAlphaUs = 3, p.shmCacheBytes = 131072, p.shmCacheGBps = 6;
   p.tcpAlphaUs = 15, p.tcpGBps = 1.5;
+  // Over tcp a message's latency is waiting, not CPU work of the shared cores (shm: CPU work).
+  p.tcpAlphaCpu = 0;
   // rd carries no terms of its own (its two-rank runs give the link terms); the others do.
   const std::map<std::string, AlgoFit> own = {{"ring", {1, 0.5, 2, 1.2}},
                                               {"tree", {3, 0.2, 1, 0.9}},
@@ -101,6 +103,11 @@ TEST(Calibrate, RecoversAKnownMachine) {
   EXPECT_EQ(got.shmCacheBytes, 131072);
   EXPECT_NEAR(got.shmCacheGBps, 6, 0.2);
   EXPECT_NEAR(got.shmGBps, 2, 0.05);
+  // With fewer cores than the 4-rank points' ranks the latency's CPU share shows, and is found.
+  if (got.cores < 4) {
+    EXPECT_EQ(got.shmAlphaCpu, 1);
+    EXPECT_EQ(got.tcpAlphaCpu, 0);
+  }
   // Every point predicted within 2%, and the tuning table names the fastest at every size.
   for (const auto& [key, us] : want) {
     const std::string tr = key.substr(0, 3);

@@ -192,6 +192,29 @@ TEST(Planner, CalibratedFitsSteerTheChoice) {
   EXPECT_STREQ(Planner(tcp).choose(allreduce(8)).algo->name, "rd");
 }
 
+// 4 tcp ranks on one 2-core machine at 1 MiB, with validation run 25's calibration (VM D,
+// 2026-12-02): latency as CPU work of the cores (tcpAlphaCpu=1) prices the tree's pipelined
+// chunks dear and picks the tree in one 512 KiB chunk per half; latency as waiting (0, what
+// `loom-plan --calibrate` fitted on the pooled planner runs) does not. Measured on that VM
+// (2026-12-03 01:55 UTC, 3 interleaved runs of 50 iterations): one-chunk tree 1.60-2.14 ms,
+// Rabenseifner 1.40-1.43, ring 1.60-1.65.
+TEST(Planner, LatencyAsWaitingAvoidsTheOneChunkTreeOnSharedCores) {
+  PlannerContext c = flat(4, 1, Transport::kTcp);
+  const std::string run25 =
+      "tcpAlphaUs=9.038,tcpGBps=2.5892,hostMemGBps=1000,reduceGBps=19.03,cores=2";
+  ASSERT_TRUE(CostParams::parse(run25, &c.params).ok());
+  Planner cpu(c);
+  const Decision& d1 = cpu.choose(allreduce(1 << 20));
+  EXPECT_STREQ(d1.algo->name, "tree") << cpu.explain(allreduce(1 << 20));
+  EXPECT_EQ(d1.chunkBytes, 512u << 10) << cpu.explain(allreduce(1 << 20));
+  ASSERT_TRUE(CostParams::parse(run25 + ",tcpAlphaCpu=0", &c.params).ok());
+  Planner wait(c);
+  const Decision& d0 = wait.choose(allreduce(1 << 20));
+  EXPECT_FALSE(std::string(d0.algo->name) == "tree" && d0.chunkBytes >= (512u << 10))
+      << wait.explain(allreduce(1 << 20));
+  EXPECT_LT(d0.predictedSec, d1.predictedSec);
+}
+
 // One host: the hierarchical algorithms have one part, and their schedule is the inner ring
 // reduce-scatter and all-gather in loops of parts x chunk, which measures apart from the flat ring
 // (perf/results/2026-12-01-vm-planner-6). They are candidates there, priced from their own

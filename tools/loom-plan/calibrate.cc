@@ -328,13 +328,19 @@ Status fitModel(std::vector<Point>& pts, bool twoLevel, CostParams* out) {
             cmaUs * 1e-6 - f.alphaUs * 1e-6 - f.bigAlphaUs * 1e-6 - cmaN / (c.reduceGBps * 1e9);
         c.shmCmaGBps = std::min(100.0, cmaN / std::max(1e-9, t) / 1e9);
       }
-      for (bool sharedRounds : {false, true}) {
-        CostParams cs = c;
-        double err = 0;
-        Regret regret;
-        LOOM_CHECK(fitAlgos(pts, tr, sharedRounds, &cs, &err, &regret));
-        tried.emplace_back(err, regret, cs);
-      }
+      // The message latency as CPU work of the shared cores (1) or as waiting (0); without
+      // shared cores the two are the same model, fitted once.
+      const std::vector<double> shares =
+          c.cores > 0 ? std::vector<double>{1.0, 0.0} : std::vector<double>{1.0};
+      for (double share : shares)
+        for (bool sharedRounds : {false, true}) {
+          CostParams cs = c;
+          (tr == "shm" ? cs.shmAlphaCpu : cs.tcpAlphaCpu) = share;
+          double err = 0;
+          Regret regret;
+          LOOM_CHECK(fitAlgos(pts, tr, sharedRounds, &cs, &err, &regret));
+          tried.emplace_back(err, regret, cs);
+        }
     }
     if (tried.empty()) return loom::internalError("calibrate: no feasible link fit over ", tr);
     double least = std::get<0>(tried[0]);
