@@ -10,7 +10,8 @@ under the 6 minutes a locked command may take) measures, per transport (shm, tcp
      size's own working set, so in or out of cache as the all-reduce of that size);
   2. all_reduce_perf for 2, 4, 8 ranks at 1, 4, 16, 64 MiB (float32 sum, out of place), with the
      ring forced and with the planner's choice, LOOM_PLAN_PARAMS = the calibrated parameters of
-     that size, so loom and loom-plan make the same decision.
+     that size, so loom and loom-plan make the same decision (with the message latency as
+     waiting, not CPU work of the shared cores: --alpha-cpu, 0 since run 26).
   3. sendrecv_perf on each validated rank count above --cores (every rank sends S to the next
      and receives S from the one before, no reduction): how much slower the transfers get when
      more processes than cores take turns (oversubscription), beyond the max-min share of the

@@ -59,8 +59,8 @@ struct CostParams {
   double shmCmaGBps = 0, shmCmaBytes = 65536;
   // CPU cores that all ranks of the communicator share (a one-machine job over shm, or over
   // loopback tcp as in the calibration); 0: every rank has a core of its own (multi-host jobs).
-  // With it the CPU work of a round (message latencies, copies, reductions, wake-ups) of all its
-  // ranks is spread over this many cores.
+  // With it the CPU work of a round (the CPU share of its message latencies, copies, reductions,
+  // wake-ups) of all its ranks is spread over this many cores.
   double cores = 0;
   // With `cores`: the fraction of a message's latency over shm / over tcp that is CPU work of the
   // shared cores (1: a round's latencies of all its ranks are spread over the cores, so a round
