@@ -50,7 +50,9 @@ eighth ("cpu, all-gather at the smallest size") fits that latency only at the sm
 run measured on those ranks, where the all-gather is the most latency-bound, and uses it at every
 size. A ninth ("cpu, + reduce-scatter") is the seventh with the reduction rate fitted too, so
 that the simulator prices the ring reduce-scatter of the same S on the same ranks (measured right
-after the all-gather) at its measured time (fit_reduce).
+after the all-gather) at its measured time (fit_reduce). A tenth ("cpu, all-gather, cheaper
+core", since run 29) is the seventh with, above the cores, a core's cost per byte from whichever
+of the fifth's and sixth's sendrecvs spent less CPU time per byte (simulate_cpu).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do.
@@ -446,7 +448,8 @@ def reduce_at(membw, m):
 CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_l", "lock-step", "cpu, lock-step"), ("cpu_g", "all-gather", "cpu, all-gather"),
                ("cpu_g0", "all-gather, smallest", "cpu, all-gather at the smallest size"),
-               ("cpu_gr", "reduce-scatter", "cpu, + reduce-scatter")]
+               ("cpu_gr", "reduce-scatter", "cpu, + reduce-scatter"),
+               ("cpu_gm", "all-gather, cheaper core", "cpu, all-gather, cheaper core")]
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -548,6 +551,18 @@ def simulate_cpu(a, rounds, key, above="1-message"):
       all-gather step 272, where the calibrated rate gives 11 us per 256 KiB reduced). With both
       fitted, a ring all-reduce (its reduce-scatter, then its all-gather) is priced at about the
       two collectives' sum; the tree, Rabenseifner and recursive doubling are the test;
+    - `above` "all-gather, cheaper core" (the "cpu, all-gather, cheaper core" column, added
+      after run 28 and first held out in run 29): the all-gather one, but above the cores a
+      core's cost per byte is the lower of the two p-rank sendrecvs' of the same messages,
+      streamed ("p-rank") and in lock-step ("lock-step"), by CPU time; the p-rank one alone where
+      a round lacks the lock-step. Each overstates the cost per byte in its own way: the
+      streamed one has every rank's bytes in flight at once, past the caches (shm, 8 ranks, 4
+      MiB in 512 KiB messages, 2026-12-03 05:50 UTC: 4.6-4.7 ms streamed against 3.8-4.0 in
+      lock-step), where a pipelined schedule reads each chunk back while it is cached; the
+      lock-step one pays the processes' turns on the cores for every message (1 MiB in 128 KiB
+      messages: 0.57-0.70 ms streamed against 1.06-1.18 in lock-step). The cheaper of the two is
+      the nearer. Scored on runs 22-28 before it was added (in-sample): 43, 42, 42, 41, 46, 48,
+      47 of 48 against the all-gather column's 44, 41, 43, 44, 46, 47, 45;
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
@@ -557,7 +572,8 @@ def simulate_cpu(a, rounds, key, above="1-message"):
         x = cpu_round(a, r, key, above)
         if x is None:
             return None
-        if above in ("all-gather", "all-gather, smallest", "reduce-scatter"):
+        if above in ("all-gather", "all-gather, smallest", "reduce-scatter",
+                     "all-gather, cheaper core"):
             alphas.append(x["alpha"])
         if above == "reduce-scatter":
             reds.append(x["red"])
@@ -597,6 +613,8 @@ def cpu_round(a, r, key, above):
             return None
         # The p-rank sendrecv of the same messages: p S sent, each byte paid on both sides.
         core = 2 * p * s / max(1e-3, c["chunked_cpu_us"][kp])
+        if above == "all-gather, cheaper core" and kp in c.get("lockstep_cpu_us", {}):
+            core = max(core, 2 * p * s / max(1e-3, c["lockstep_cpu_us"][kp]))
     elif p > a.cores:
         cp, c2 = c["sendrecv_p_cpu_us"][p][s], c["sendrecv_cpu_us"][s]
         core *= (c2 / (2 * s)) / (cp / (p * s))
@@ -617,7 +635,7 @@ def cpu_round(a, r, key, above):
         if x is None:
             return None
         alpha = x["alpha"]
-    elif above in ("all-gather", "reduce-scatter"):
+    elif above in ("all-gather", "reduce-scatter", "all-gather, cheaper core"):
         if kg not in c.get("allgather_us", {}):
             return None
         alpha = fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
@@ -887,10 +905,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
-    n_c, n_cp, n_cl, n_cg, n_g0, n_cr = (sum(r[f"{c}_pass"] for r in rows)
-                                         for c, _, _ in CPU_COLUMNS)
-    has_cp, has_cl, has_cg, has_g0, has_cr = (all(r[f"{c}_ratio"] for r in rows)
-                                              for c, _, _ in CPU_COLUMNS[1:])
+    n_c, n_cp, n_cl, n_cg, n_g0, n_cr, n_gm = (sum(r[f"{c}_pass"] for r in rows)
+                                               for c, _, _ in CPU_COLUMNS)
+    has_cp, has_cl, has_cg, has_g0, has_cr, has_gm = (all(r[f"{c}_ratio"] for r in rows)
+                                                      for c, _, _ in CPU_COLUMNS[1:])
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -937,7 +955,11 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     (f"; **{n_cr} of {len(rows)}** with the all-gather one and the reduction "
                      "rate fitted so that the simulator prices the ring reduce-scatter of the same "
                      "S on the same ranks, measured right after the all-gather, at its measured "
-                     "time" if has_cr else "") + ".", ""]
+                     "time" if has_cr else "") +
+                    (f"; **{n_gm} of {len(rows)}** with the all-gather one but, above the cores, "
+                     "a core's cost per byte from whichever p-rank sendrecv of the same messages, "
+                     "streamed or in lock-step, spent less CPU time per byte" if has_gm else "") +
+                    ".", ""]
     lines += rounds_text(rows, a.tolerance)
 
     def by_key(t, name):

@@ -11,15 +11,15 @@
 #   - run 13 (before it): 24 rows, four counts, "cpu, p-rank" and "cpu, lock-step" "n/a" on those
 #     16 rows (32 cells), their counts left out of the summary, not reported as 0.
 # None of them has the ring all-gather (runs before 2026-12-02 17:00) or the ring reduce-scatter
-# (runs before 21:30): the three columns fitted to them ("cpu, all-gather", "cpu, all-gather at
-# the smallest size", "cpu, + reduce-scatter") are "n/a" on all 24 rows of each (72 cells), their
-# counts left out.
-#   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, eight
+# (runs before 21:30): the four columns fitted to them ("cpu, all-gather", "cpu, all-gather at
+# the smallest size", "cpu, + reduce-scatter", "cpu, all-gather, cheaper core") are "n/a" on all
+# 24 rows of each (96 cells), their counts left out.
+#   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, nine
 #     counts, every column filled but the reduce-scatter one (18 cells n/a), the all-gather's
 #     fitted latency listed, and the line on single rounds (the rounds within 25% of their
 #     point's median, and of each column's rounds within 25%).
 #   - run 24 (2026-12-02 21:30, the first with the reduce-scatter; tcp at 4-64 MiB): the same
-#     with every column filled, nine counts, and the fitted reduction rate listed.
+#     with every column filled, ten counts, and the fitted reduction rate listed.
 set -u
 src=$1 build=$2
 fail=0
@@ -46,14 +46,14 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 72 6 \
+check 2026-12-02-vm-sim-vs-loom-18 96 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 72 6
-check 2026-12-02-vm-sim-vs-loom-14 88 5
-check 2026-12-01-vm-sim-vs-loom-13 104 4
-check 2026-12-02-vm-sim-vs-loom-22 18 8 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 0 9 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
-grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*$' \
+check 2026-12-02-vm-sim-vs-loom-15 96 6
+check 2026-12-02-vm-sim-vs-loom-14 112 5
+check 2026-12-01-vm-sim-vs-loom-13 128 4
+check 2026-12-02-vm-sim-vs-loom-22 18 9 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 0 10 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
 exit $fail
