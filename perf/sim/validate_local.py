@@ -454,6 +454,10 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
 
 FITTED = {}  # fit_alpha's results by its inputs
 
+# The columns (simulate_cpu's `above`) whose latency fit_alpha fits, at each size, to the ring
+# all-gather measured beside the point; "all-gather, smallest" takes it from the smallest size.
+ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core")
+
 
 def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
     """The per-message latency (us) at which loom-plan --simulate prices the ring all-gather of s
@@ -572,8 +576,7 @@ def simulate_cpu(a, rounds, key, above="1-message"):
         x = cpu_round(a, r, key, above)
         if x is None:
             return None
-        if above in ("all-gather", "all-gather, smallest", "reduce-scatter",
-                     "all-gather, cheaper core"):
+        if above in ALPHA_FITTED or above == "all-gather, smallest":
             alphas.append(x["alpha"])
         if above == "reduce-scatter":
             reds.append(x["red"])
@@ -635,7 +638,7 @@ def cpu_round(a, r, key, above):
         if x is None:
             return None
         alpha = x["alpha"]
-    elif above in ("all-gather", "reduce-scatter", "all-gather, cheaper core"):
+    elif above in ALPHA_FITTED:
         if kg not in c.get("allgather_us", {}):
             return None
         alpha = fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
