@@ -55,7 +55,10 @@ core", since run 29) is the seventh with, above the cores, a core's cost per byt
 of the fifth's and sixth's sendrecvs spent less CPU time per byte (simulate_cpu).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
-simulated / measured do.
+simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
+very schedule of the forced ring beside it (always on 2 ranks), the two medians measure one thing
+twice, and their ratio is how far the measurement agrees with itself
+(perf/sim/repeatability.py gathers it over runs).
 
   perf/sim/validate_local.py --build build --rescore perf/results/<run>/tcp
 simulates an earlier run's points.json again (all columns, nothing measured) into
@@ -798,6 +801,33 @@ def rounds_text(rows, tol):
             ("; ".join(f"{n}: {k}" for n, k in cols) if cols else "no column has every round")]
 
 
+def same_schedule_pairs(rows):
+    """The points measured twice: (forced ring row, planner row) on the same transport, ranks and
+    size where the planner ran the very schedule the forced ring ran (on 2 ranks it always does)
+    in every round. Their measured medians differ by the measurement alone."""
+    ring = {(r["transport"], r["ranks"], r["size"]): r for r in rows if r["algo"] == "ring"}
+    return [(ring[k], r) for r in rows if r["algo"] == "planner"
+            for k in [(r["transport"], r["ranks"], r["size"])]
+            if k in ring and r["loom_ran"].count("(") == 1 and r["loom_ran"] == ring[k]["loom_ran"]]
+
+
+def repeat_text(rows, tol):
+    """The summary's line on the measurement's repeatability: for each point measured twice (the
+    forced ring and the planner running the same schedule, same_schedule_pairs), planner /
+    forced of the medians, and how many of those lie within `tol` (a model that priced one of
+    the two exactly would miss the other where they do not). [] when no pair exists."""
+    pairs = same_schedule_pairs(rows)
+    if not pairs:
+        return []
+    q = [(b["measured_us"] / f["measured_us"], f) for f, b in pairs]
+    ok = sum(abs(x - 1) <= tol for x, _ in q)
+    return [f"- Repeatability: {len(q)} point{'s' * (len(q) != 1)} ran the same schedule twice "
+            "in each round (the forced ring and the planner's choice); planner / forced of their "
+            "medians: " +
+            ", ".join(f"{f['ranks']}r {human(f['size'])} {x:.2f}" for x, f in q) +
+            f"; {ok} of {len(q)} within {tol:.0%} of each other"]
+
+
 def steal_text(rounds, cfg):
     """The summary's lines on the hypervisor's steal time (cfg: the run's STEAL settings, "max",
     "retries", "wait"): how many driver runs ran again, how many kept runs still lost more than
@@ -964,6 +994,7 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                      "streamed or in lock-step, spent less CPU time per byte" if has_gm else "") +
                     ".", ""]
     lines += rounds_text(rows, a.tolerance)
+    lines += repeat_text(rows, a.tolerance)
 
     def by_key(t, name):
         """"p:S:m: us; ..." of calib[name] (median of the rounds that ran each), "" if none."""

@@ -17,7 +17,8 @@
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, nine
 #     counts, every column filled but the reduce-scatter one (18 cells n/a), the all-gather's
 #     fitted latency listed, and the line on single rounds (the rounds within 25% of their
-#     point's median, and of each column's rounds within 25%).
+#     point's median, and of each column's rounds within 25%), and the line on repeatability (its
+#     one point measured twice: the planner ran the forced ring's schedule on 2 ranks at 4 MiB).
 #   - run 24 (2026-12-02 21:30, the first with the reduce-scatter; tcp at 4-64 MiB): the same
 #     with every column filled, ten counts, and the fitted reduction rate listed.
 set -u
@@ -56,4 +57,14 @@ check 2026-12-02-vm-sim-vs-loom-24 0 10 '^- tcp: ring reduce-scatter of S on p r
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
+# Run 22's one point measured twice (the planner ran the forced ring's schedule on 2 ranks at 4 MiB):
+# the line on the measurement's repeatability, with that pair's ratio of medians.
+grep -q '^- Repeatability: 1 point ran the same schedule twice in each round .*: 2r 4 MiB 1\.16; 1 of 1 within 25% of each other$' \
+  "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
+  { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on repeatability"; fail=1; }
+# perf/sim/repeatability.py over run 22's parts: its three points measured twice (2 ranks, shm at
+# 1 and 4 MiB, tcp at 4 MiB), none apart by more than 25% in the medians, 4 of the 15 rounds' pairs.
+python3 "$src/perf/sim/repeatability.py" "$src/perf/results/2026-12-02-vm-sim-vs-loom-22" > "$tmp/rep.txt" 2>&1 &&
+  grep -q "^0 of 3 pairs' medians and 4 of 15 single rounds' pairs lie more than 25% apart.$" "$tmp/rep.txt" ||
+  { echo "FAIL: repeatability.py on run 22:"; cat "$tmp/rep.txt"; fail=1; }
 exit $fail
