@@ -52,7 +52,10 @@ size. A ninth ("cpu, + reduce-scatter") is the seventh with the reduction rate f
 that the simulator prices the ring reduce-scatter of the same S on the same ranks (measured right
 after the all-gather) at its measured time (fit_reduce). A tenth ("cpu, all-gather, cheaper
 core", since run 29) is the seventh with, above the cores, a core's cost per byte from whichever
-of the fifth's and sixth's sendrecvs spent less CPU time per byte (simulate_cpu).
+of the fifth's and sixth's sendrecvs spent less CPU time per byte (simulate_cpu). An eleventh
+("cpu, all-gather, pair-ring footprint", since run 32) takes the tenth's cheaper core over shm
+only where the schedule writes about as much of its pair rings as the lock-step sendrecv does
+(ring_footprint), else the seventh's.
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -452,14 +455,47 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_l", "lock-step", "cpu, lock-step"), ("cpu_g", "all-gather", "cpu, all-gather"),
                ("cpu_g0", "all-gather, smallest", "cpu, all-gather at the smallest size"),
                ("cpu_gr", "reduce-scatter", "cpu, + reduce-scatter"),
-               ("cpu_gm", "all-gather, cheaper core", "cpu, all-gather, cheaper core")]
+               ("cpu_gm", "all-gather, cheaper core", "cpu, all-gather, cheaper core"),
+               ("cpu_gf", "all-gather, footprint", "cpu, all-gather, pair-ring footprint")]
 
 
 FITTED = {}  # fit_alpha's results by its inputs
 
 # The columns (simulate_cpu's `above`) whose latency fit_alpha fits, at each size, to the ring
 # all-gather measured beside the point; "all-gather, smallest" takes it from the smallest size.
-ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core")
+ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
+                "all-gather, footprint")
+
+# The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES, loom's default 4 MiB), as the run
+# measured with it: stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
+# ran with the default.
+SHM_RING = {"bytes": 4 << 20}
+
+
+def ring_footprint(decision, size, ranks):
+    """Bytes of shm pair rings that one rank writes in one all-reduce of `size` on `ranks` ranks
+    under `decision` (as message_bytes reads it). A message that finds its pair ring empty starts
+    at the ring's start (transports/shm/transport.h, "Rewinding"), so a partner's ring is touched
+    up to min(ring, the largest message to it): ring (and the one-host hier): one partner,
+    messages of message_bytes; tree (and hier_tree): two trees of p - 1 edges, each used up and
+    down, 4 (p - 1) / p partners a rank on average, messages of a chunk; Rabenseifner: the partner
+    of step k gets size / 2^k both ways; recursive doubling: log2 p partners, the whole vector;
+    others (direct): p - 1 partners, size / p."""
+    name = decision.split("(")[0]
+    ring = SHM_RING["bytes"]
+    m = message_bytes(decision, size, ranks)
+    if name in ("ring", "hier"):
+        return min(ring, m)
+    if name in ("tree", "hier_tree"):
+        return 4 * (ranks - 1) / ranks * min(ring, m)
+    if name == "rabenseifner":
+        out, q = 0, 2
+        while q <= ranks:
+            out, q = out + min(ring, size // q), q * 2
+        return out
+    if name == "rd":
+        return math.log2(ranks) * min(ring, size)
+    return (ranks - 1) * min(ring, max(1, size // ranks))
 
 
 def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
@@ -570,6 +606,16 @@ def simulate_cpu(a, rounds, key, above="1-message"):
       messages: 0.57-0.70 ms streamed against 1.06-1.18 in lock-step). The cheaper of the two is
       the nearer. Scored on runs 22-28 before it was added (in-sample): 43, 42, 42, 41, 46, 48,
       47 of 48 against the all-gather column's 44, 41, 43, 44, 46, 47, 45;
+    - `above` "all-gather, footprint" (the "cpu, all-gather, pair-ring footprint" column, added
+      after run 31 and before run 32's results were read): over shm above the cores, the
+      cheaper core of "all-gather, cheaper core" where the schedule touches pair rings more like
+      the lock-step sendrecv than the streamed one (footprint_nearer_lockstep; ring_footprint),
+      else the streamed p-rank one, as "all-gather". The lock-step sendrecv is cheaper per byte
+      at 4 MiB on 8 ranks because each rank rewrites one ring's first 512 KiB, where the
+      streamed one fills 4 MiB of it; Rabenseifner writes three rings, 3.5 MiB (2026-12-03
+      07:48 UTC: with 256 KiB pair rings its 8-rank 4 MiB all-reduce went from 8.3-9.2 ms to
+      6.1-6.3, the ring's from 6.4-6.5 to 7.4-8.2). The cheaper core had priced Rabenseifner
+      there at 0.72 (run 31). Over tcp it is the all-gather one;
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
@@ -590,6 +636,17 @@ def simulate_cpu(a, rounds, key, above="1-message"):
     return {"sim_us": median(sims), "ratio": median(ratios), "ratios": ratios,
             **({"alpha_us": median(alphas)} if alphas else {}),
             **({"reduce_gbps": median(reds)} if reds else {})}
+
+
+def footprint_nearer_lockstep(ran, s, p, m):
+    """The "cpu, all-gather, pair-ring footprint" column's choice (shm, above the cores): whether
+    the schedule `ran` (s bytes on p ranks, messages of m) touches pair rings more like the
+    lock-step sendrecv of its messages (each message done before the next, so each rank writes
+    min(ring, m) of its one ring) than like the streamed one (all messages in flight, min(ring,
+    s)): nearer on a log scale, and less than the streamed one's."""
+    fx, fs, fl = (p * ring_footprint(ran, s, p), p * min(SHM_RING["bytes"], s),
+                  p * min(SHM_RING["bytes"], m))
+    return fx < fs and abs(math.log(fx / fl)) <= abs(math.log(fx / fs))
 
 
 def cpu_round(a, r, key, above):
@@ -619,7 +676,11 @@ def cpu_round(a, r, key, above):
             return None
         # The p-rank sendrecv of the same messages: p S sent, each byte paid on both sides.
         core = 2 * p * s / max(1e-3, c["chunked_cpu_us"][kp])
-        if above == "all-gather, cheaper core" and kp in c.get("lockstep_cpu_us", {}):
+        cheaper = kp in c.get("lockstep_cpu_us", {}) and (
+            above == "all-gather, cheaper core" or
+            (above == "all-gather, footprint" and t == "shm" and
+             footprint_nearer_lockstep(ran, s, p, m)))
+        if cheaper:
             core = max(core, 2 * p * s / max(1e-3, c["lockstep_cpu_us"][kp]))
     elif p > a.cores:
         cp, c2 = c["sendrecv_p_cpu_us"][p][s], c["sendrecv_cpu_us"][s]
@@ -715,6 +776,7 @@ def main():
         return
     a.cores = a.cores or os.cpu_count()
     ALPHA_CPU["value"] = 0.0 if a.alpha_cpu is None else a.alpha_cpu
+    SHM_RING["bytes"] = int(os.environ.get("LOOM_SHM_BUFFER_BYTES", SHM_RING["bytes"]))
     if not a.out:
         sys.exit("validate_local: --out DIR is required (or --rescore DIR)")
     os.makedirs(a.out, exist_ok=True)
@@ -741,6 +803,8 @@ def rescore(a):
     a.cores = a.cores or d.get("cores") or os.cpu_count()
     # Runs before run 26 (2026-12-03) ran the planner with the model's default share, 1.
     ALPHA_CPU["value"] = d.get("alpha_cpu", 1.0) if a.alpha_cpu is None else a.alpha_cpu
+    # Runs before run 32 (2026-12-03) ran with loom's default pair ring.
+    SHM_RING["bytes"] = d.get("shm_ring_bytes", 4 << 20)
     rounds = []
     for r in d["rounds"]:
         by_int = lambda d: {int(k): v for k, v in d.items()}
@@ -938,10 +1002,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
-    n_c, n_cp, n_cl, n_cg, n_g0, n_cr, n_gm = (sum(r[f"{c}_pass"] for r in rows)
-                                               for c, _, _ in CPU_COLUMNS)
-    has_cp, has_cl, has_cg, has_g0, has_cr, has_gm = (all(r[f"{c}_ratio"] for r in rows)
-                                                      for c, _, _ in CPU_COLUMNS[1:])
+    n_c, n_cp, n_cl, n_cg, n_g0, n_cr, n_gm, n_gf = (sum(r[f"{c}_pass"] for r in rows)
+                                                     for c, _, _ in CPU_COLUMNS)
+    has_cp, has_cl, has_cg, has_g0, has_cr, has_gm, has_gf = (
+        all(r[f"{c}_ratio"] for r in rows) for c, _, _ in CPU_COLUMNS[1:])
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -992,6 +1056,9 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     (f"; **{n_gm} of {len(rows)}** with the all-gather one but, above the cores, "
                      "a core's cost per byte from whichever p-rank sendrecv of the same messages, "
                      "streamed or in lock-step, spent less CPU time per byte" if has_gm else "") +
+                    (f"; **{n_gf} of {len(rows)}** with the all-gather one but, over shm above "
+                     "the cores, the cheaper core only where the schedule touches pair rings "
+                     "more like the lock-step sendrecv than the streamed one" if has_gf else "") +
                     ".", ""]
     lines += rounds_text(rows, a.tolerance)
     lines += repeat_text(rows, a.tolerance)
@@ -1042,7 +1109,8 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                **({"warmup_run": True} if r.get("warmup_run") else {})}
                               for r in rounds],
                    "started": started, "host": host, "calib_iters": calib_iters_text,
-                   "cores": a.cores, "steal": steal_cfg, "alpha_cpu": ALPHA_CPU["value"]}, f,
+                   "cores": a.cores, "steal": steal_cfg, "alpha_cpu": ALPHA_CPU["value"],
+                   "shm_ring_bytes": SHM_RING["bytes"]}, f,
                   indent=1, default=str)
     print(text)
 

@@ -11,16 +11,16 @@
 #   - run 13 (before it): 24 rows, four counts, "cpu, p-rank" and "cpu, lock-step" "n/a" on those
 #     16 rows (32 cells), their counts left out of the summary, not reported as 0.
 # None of them has the ring all-gather (runs before 2026-12-02 17:00) or the ring reduce-scatter
-# (runs before 21:30): the four columns fitted to them ("cpu, all-gather", "cpu, all-gather at
-# the smallest size", "cpu, + reduce-scatter", "cpu, all-gather, cheaper core") are "n/a" on all
-# 24 rows of each (96 cells), their counts left out.
-#   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, nine
+# (runs before 21:30): the five columns fitted to them ("cpu, all-gather", "cpu, all-gather at
+# the smallest size", "cpu, + reduce-scatter", "cpu, all-gather, cheaper core", "cpu, all-gather,
+# pair-ring footprint") are "n/a" on all 24 rows of each (120 cells), their counts left out.
+#   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
 #     counts, every column filled but the reduce-scatter one (18 cells n/a), the all-gather's
 #     fitted latency listed, and the line on single rounds (the rounds within 25% of their
 #     point's median, and of each column's rounds within 25%), and the line on repeatability (its
 #     one point measured twice: the planner ran the forced ring's schedule on 2 ranks at 4 MiB).
 #   - run 24 (2026-12-02 21:30, the first with the reduce-scatter; tcp at 4-64 MiB): the same
-#     with every column filled, ten counts, and the fitted reduction rate listed.
+#     with every column filled, eleven counts, and the fitted reduction rate listed.
 set -u
 src=$1 build=$2
 fail=0
@@ -47,14 +47,14 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 96 6 \
+check 2026-12-02-vm-sim-vs-loom-18 120 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 96 6
-check 2026-12-02-vm-sim-vs-loom-14 112 5
-check 2026-12-01-vm-sim-vs-loom-13 128 4
-check 2026-12-02-vm-sim-vs-loom-22 18 9 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 0 10 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
-grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*$' \
+check 2026-12-02-vm-sim-vs-loom-15 120 6
+check 2026-12-02-vm-sim-vs-loom-14 136 5
+check 2026-12-01-vm-sim-vs-loom-13 152 4
+check 2026-12-02-vm-sim-vs-loom-22 18 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 0 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
 # Run 22's one point measured twice (the planner ran the forced ring's schedule on 2 ranks at 4 MiB):
@@ -62,6 +62,28 @@ grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% 
 grep -q '^- Repeatability: 1 point ran the same schedule twice in each round .*: 2r 4 MiB 1\.16; 1 of 1 within 25% of each other$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on repeatability"; fail=1; }
+# Run 31's shm points at 4-64 MiB: the pair-ring footprint column takes, on 4 and 8 ranks, the
+# cheaper core for the forced ring (one partner, its 512 KiB-2 MiB messages: what the lock-step
+# sendrecv writes) and the streamed core for the planner's Rabenseifner (2-3 partners); on 2
+# ranks (not above the cores) it is the all-gather column.
+d="$tmp/run31-shm"
+mkdir -p "$d"
+cp "$src/perf/results/2026-12-03-vm-sim-vs-loom-31/shm/points.json" "$d/"
+python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$d" > "$d/out.txt" 2>&1 &&
+  python3 - "$d/points-rescored.json" <<'PY' || { echo "FAIL: run 31 shm: footprint column"; fail=1; }
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+bad = []
+for r in rows:
+    want = "cpu_g" if r["ranks"] <= 2 or r["loom_ran"].startswith("rabenseifner") else "cpu_gm"
+    if r["ranks"] > 2 and not r["loom_ran"].startswith(("ring", "rabenseifner")):
+        bad.append(f"{r['ranks']}r {r['size']}: ran {r['loom_ran']}")
+    elif r["cpu_gf_ratio"] != r[want + "_ratio"]:
+        bad.append(f"{r['algo']} {r['ranks']}r {r['size']}: {r['cpu_gf_ratio']} != {want}")
+print("\n".join(bad))
+sys.exit(1 if bad or len(rows) != 18 else 0)
+PY
+
 # perf/sim/repeatability.py over run 22's parts: its three points measured twice (2 ranks, shm at
 # 1 and 4 MiB, tcp at 4 MiB), none apart by more than 25% in the medians, 4 of the 15 rounds' pairs.
 python3 "$src/perf/sim/repeatability.py" "$src/perf/results/2026-12-02-vm-sim-vs-loom-22" > "$tmp/rep.txt" 2>&1 &&
