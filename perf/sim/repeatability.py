@@ -24,7 +24,7 @@ def pairs_of(d):
     """[(run dir, transport, ranks, size, median ratio, [per-round ratios])] of one directory."""
     data = json.load(open(os.path.join(d, "points.json")))
     out = []
-    for f, b in v.same_schedule_pairs(data["rows"]):
+    for f, _, ratio in v.same_schedule_pairs(data["rows"]):
         per_round = []
         for rd in data["rounds"]:
             pts = {tuple(x["key"]): x["us"] for x in rd["points"]}
@@ -32,8 +32,7 @@ def pairs_of(d):
             kb = (f["transport"], "planner", f["ranks"], f["size"])
             if kf in pts and kb in pts:
                 per_round.append(pts[kb] / pts[kf])
-        out.append((d, f["transport"], f["ranks"], f["size"],
-                    b["measured_us"] / f["measured_us"], per_round))
+        out.append((d, f["transport"], f["ranks"], f["size"], ratio, per_round))
     return out
 
 

@@ -458,6 +458,29 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_gm", "all-gather, cheaper core", "cpu, all-gather, cheaper core"),
                ("cpu_gf", "all-gather, footprint", "cpu, all-gather, pair-ring footprint")]
 
+# How the summary's count line describes each CPU column after the first (listed only where every
+# row has the column: runs stored before its calibration lack it).
+SUMMARY_TEXT = {
+    "cpu_p": "with the same but, above the cores, a core's cost per byte from the CPU time of the "
+             "p-rank sendrecv of the same messages",
+    "cpu_l": "with the same but, above the cores, both a core's cost per byte and the latency from "
+             "the p-rank sendrecv of the same messages in lock-step (its CPU time; its idle time "
+             "per message)",
+    "cpu_g": "with the p-rank one but the latency fitted so that the simulator prices the ring "
+             "all-gather of the same S on the same ranks, measured right after the point, at its "
+             "measured time (all rank counts)",
+    "cpu_g0": "with the all-gather one but the latency it fits at the smallest size of the run on "
+              "those ranks, at every size",
+    "cpu_gr": "with the all-gather one and the reduction rate fitted so that the simulator prices "
+              "the ring reduce-scatter of the same S on the same ranks, measured right after the "
+              "all-gather, at its measured time",
+    "cpu_gm": "with the all-gather one but, above the cores, a core's cost per byte from whichever "
+              "p-rank sendrecv of the same messages, streamed or in lock-step, spent less CPU time "
+              "per byte",
+    "cpu_gf": "with the all-gather one but, over shm above the cores, the cheaper core only where "
+              "the schedule touches pair rings more like the lock-step sendrecv than the streamed "
+              "one"}
+
 
 FITTED = {}  # fit_alpha's results by its inputs
 
@@ -469,7 +492,8 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES, loom's default 4 MiB), as the run
 # measured with it: stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
 # ran with the default.
-SHM_RING = {"bytes": 4 << 20}
+SHM_RING_DEFAULT = 4 << 20
+SHM_RING = {"bytes": SHM_RING_DEFAULT}
 
 
 def ring_footprint(decision, size, ranks):
@@ -776,7 +800,7 @@ def main():
         return
     a.cores = a.cores or os.cpu_count()
     ALPHA_CPU["value"] = 0.0 if a.alpha_cpu is None else a.alpha_cpu
-    SHM_RING["bytes"] = int(os.environ.get("LOOM_SHM_BUFFER_BYTES", SHM_RING["bytes"]))
+    SHM_RING["bytes"] = int(os.environ.get("LOOM_SHM_BUFFER_BYTES", SHM_RING_DEFAULT))
     if not a.out:
         sys.exit("validate_local: --out DIR is required (or --rescore DIR)")
     os.makedirs(a.out, exist_ok=True)
@@ -804,7 +828,7 @@ def rescore(a):
     # Runs before run 26 (2026-12-03) ran the planner with the model's default share, 1.
     ALPHA_CPU["value"] = d.get("alpha_cpu", 1.0) if a.alpha_cpu is None else a.alpha_cpu
     # Runs before run 32 (2026-12-03) ran with loom's default pair ring.
-    SHM_RING["bytes"] = d.get("shm_ring_bytes", 4 << 20)
+    SHM_RING["bytes"] = d.get("shm_ring_bytes", SHM_RING_DEFAULT)
     rounds = []
     for r in d["rounds"]:
         by_int = lambda d: {int(k): v for k, v in d.items()}
@@ -866,11 +890,13 @@ def rounds_text(rows, tol):
 
 
 def same_schedule_pairs(rows):
-    """The points measured twice: (forced ring row, planner row) on the same transport, ranks and
-    size where the planner ran the very schedule the forced ring ran (on 2 ranks it always does)
-    in every round. Their measured medians differ by the measurement alone."""
+    """The points measured twice: (forced ring row, planner row, planner / forced of their
+    medians) on the same transport, ranks and size where the planner ran the very schedule the
+    forced ring ran (on 2 ranks it always does) in every round. The medians differ by the
+    measurement alone."""
     ring = {(r["transport"], r["ranks"], r["size"]): r for r in rows if r["algo"] == "ring"}
-    return [(ring[k], r) for r in rows if r["algo"] == "planner"
+    return [(ring[k], r, r["measured_us"] / ring[k]["measured_us"])
+            for r in rows if r["algo"] == "planner"
             for k in [(r["transport"], r["ranks"], r["size"])]
             if k in ring and r["loom_ran"].count("(") == 1 and r["loom_ran"] == ring[k]["loom_ran"]]
 
@@ -880,10 +906,9 @@ def repeat_text(rows, tol):
     forced ring and the planner running the same schedule, same_schedule_pairs), planner /
     forced of the medians, and how many of those lie within `tol` (a model that priced one of
     the two exactly would miss the other where they do not). [] when no pair exists."""
-    pairs = same_schedule_pairs(rows)
-    if not pairs:
+    q = [(x, f) for f, _, x in same_schedule_pairs(rows)]
+    if not q:
         return []
-    q = [(b["measured_us"] / f["measured_us"], f) for f, b in pairs]
     ok = sum(abs(x - 1) <= tol for x, _ in q)
     return [f"- Repeatability: {len(q)} point{'s' * (len(q) != 1)} ran the same schedule twice "
             "in each round (the forced ring and the planner's choice); planner / forced of their "
@@ -1002,10 +1027,7 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
     n = sum(r["pass"] for r in rows)
     n_o = sum(r["pass_oversub"] for r in rows)
     n_m = sum(r["msg_pass"] for r in rows)
-    n_c, n_cp, n_cl, n_cg, n_g0, n_cr, n_gm, n_gf = (sum(r[f"{c}_pass"] for r in rows)
-                                                     for c, _, _ in CPU_COLUMNS)
-    has_cp, has_cl, has_cg, has_g0, has_cr, has_gm, has_gf = (
-        all(r[f"{c}_ratio"] for r in rows) for c, _, _ in CPU_COLUMNS[1:])
+    n_c = sum(r["cpu_pass"] for r in rows)
     lines = [f"# Simulator vs loom on this machine ({host}, {os.cpu_count()} CPUs), {started}", "",
              "float32 sum all-reduce, out of place, iterations per run: " + ", ".join(
                  f"{human(s)} {iters_for(s, a.iters, a.moved)}" for s in sizes) + " (warm-up a "
@@ -1035,30 +1057,9 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     "with the CPU-time calibration (the same messages, but a core's cost per byte "
                     "from the sendrecv's CPU time, not its wall time; the latency from the p-rank "
                     "sendrecv of 8 B; over tcp, the reduction rate at one message's working "
-                    "set)" + (f"; **{n_cp} of {len(rows)}** with the same but, above the cores, "
-                              "a core's cost per byte from the CPU time of the p-rank sendrecv of "
-                              "the same messages" if has_cp else "") +
-                    (f"; **{n_cl} of {len(rows)}** with the same but, above the cores, both a "
-                     "core's cost per byte and the latency from the p-rank sendrecv of the same "
-                     "messages in lock-step (its CPU time; its idle time per message)"
-                     if has_cl else "") +
-                    (f"; **{n_cg} of {len(rows)}** with the p-rank one but the latency fitted "
-                     "so that the simulator prices the ring all-gather of the same S on the same "
-                     "ranks, measured right after the point, at its measured time (all rank "
-                     "counts)" if has_cg else "") +
-                    (f"; **{n_g0} of {len(rows)}** with the all-gather one but the latency it "
-                     "fits at the smallest size of the run on those ranks, at every size"
-                     if has_g0 else "") +
-                    (f"; **{n_cr} of {len(rows)}** with the all-gather one and the reduction "
-                     "rate fitted so that the simulator prices the ring reduce-scatter of the same "
-                     "S on the same ranks, measured right after the all-gather, at its measured "
-                     "time" if has_cr else "") +
-                    (f"; **{n_gm} of {len(rows)}** with the all-gather one but, above the cores, "
-                     "a core's cost per byte from whichever p-rank sendrecv of the same messages, "
-                     "streamed or in lock-step, spent less CPU time per byte" if has_gm else "") +
-                    (f"; **{n_gf} of {len(rows)}** with the all-gather one but, over shm above "
-                     "the cores, the cheaper core only where the schedule touches pair rings "
-                     "more like the lock-step sendrecv than the streamed one" if has_gf else "") +
+                    "set)" + "".join(f"; **{sum(r[f'{c}_pass'] for r in rows)} of {len(rows)}** "
+                                     f"{SUMMARY_TEXT[c]}" for c, _, _ in CPU_COLUMNS[1:]
+                                     if all(r[f"{c}_ratio"] for r in rows)) +
                     ".", ""]
     lines += rounds_text(rows, a.tolerance)
     lines += repeat_text(rows, a.tolerance)
