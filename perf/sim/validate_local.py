@@ -156,10 +156,11 @@ STEAL = {"max": 2.0, "retries": 3, "wait": 15.0, "log": []}
 
 
 def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=None, log=None,
-                 cpu=None, steal=None):
+                 cpu=None, steal=None, inplace=None):
     """{size: out-of-place time in us} from a perf driver's -J output (`log`: list that gets the
     driver's output; `cpu`: dict that gets {size: all ranks' CPU time per iteration in us}, the
-    JSON's cpu_us; `steal`: dict that gets {size: steal_pct}). Warm-up: a tenth of the timed
+    JSON's cpu_us; `steal`: dict that gets {size: steal_pct}; `inplace`: dict that gets {size:
+    the in-place time in us}, the driver's second column, where it has one). Warm-up: a tenth of the timed
     iterations, at least 3. Re-run while the steal of any size's timed loop exceeds
     STEAL["max"] (at most STEAL["retries"] more times); the try with the least steal is kept."""
     jfile = f"/tmp/validate_local_{os.getpid()}.jsonl"
@@ -174,29 +175,33 @@ def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=N
         if os.path.exists(jfile):
             os.remove(jfile)
         txt = run(cmd, env=e)
-        rows = {}
+        rows, ips = {}, {}
         with open(jfile) as f:
             for line in f:
                 r = json.loads(line)
                 rows[r["size"]] = r["oop"]
+                if (r.get("ip") or {}).get("time_us") is not None:
+                    ips[r["size"]] = r["ip"]["time_us"]
         os.remove(jfile)
         # Drivers built before steal_pct reported none, and -1 is unknown: 0, nothing to re-run.
         stolen = {s: max(0.0, o.get("steal_pct", 0.0)) for s, o in rows.items()}
         worst = max(stolen.values())
         tries.append(round(worst, 2))
         if best is None or worst < best[0]:
-            best = (worst, txt, rows, stolen)
+            best = (worst, txt, rows, stolen, ips)
         if worst <= STEAL["max"]:
             break
     STEAL["log"].append({"run": f"{driver} {ranks} {transport} {lo}-{hi} {' '.join(extra)}".strip(),
                          "steal_pct": tries})
-    _, txt, rows, stolen = best
+    _, txt, rows, stolen, ips = best
     if log is not None:
         log.append(txt)
     if cpu is not None:
         cpu.update({s: o["cpu_us"] for s, o in rows.items()})
     if steal is not None:
         steal.update(stolen)
+    if inplace is not None:
+        inplace.update(ips)
     return {s: o["time_us"] for s, o in rows.items()}
 
 
@@ -375,7 +380,7 @@ def measure_round(a, transports, ranks, sizes, algos):
         r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes),
              "calib": {t: calibrate_round(a.build, t, sizes, citers, ranks, a.cores)
                        for t in transports},
-             "points": {}, "point_steal": {}}
+             "points": {}, "point_steal": {}, "point_ip": {}}
         red = {s: r["membw"][s][1] for s in sizes}
         for t in transports:
             # The planner's parameters for this round's loom runs: this round's calibration.
@@ -395,12 +400,14 @@ def measure_round(a, transports, ranks, sizes, algos):
                         extra = [] if algo == "planner" else ["-a", algo]
                         env = {"LOOM_PLAN_PARAMS": params[s], "LOOM_DEBUG": "INFO",
                                "LOOM_DEBUG_SUBSYS": "PLAN"}
-                        log, steal = [], {}
+                        log, steal, ip = [], {}, {}
                         us = driver_times(a.build, "all_reduce_perf", p, t, s, s, iters[s], extra,
-                                          env, log, steal=steal)[s]
+                                          env, log, steal=steal, inplace=ip)[s]
                         ran = loom_decision(log[0])
                         r["points"][(t, algo, p, s)] = (us, ran)
                         r["point_steal"][(t, algo, p, s)] = steal[s]
+                        if s in ip:
+                            r["point_ip"][(t, algo, p, s)] = ip[s]
                         calibrate_point(a, t, p, s, message_bytes(algo if ran == "?" else ran,
                                                                   s, p), citers[s], r["calib"][t],
                                         params[s])
@@ -489,10 +496,11 @@ FITTED = {}  # fit_alpha's results by its inputs
 ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, footprint")
 
-# The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES, loom's default 4 MiB), as the run
+# The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES, loom's default 1 MiB), as the run
 # measured with it: stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
-# ran with the default.
-SHM_RING_DEFAULT = 4 << 20
+# stored none and ran with the default of then, 4 MiB.
+SHM_RING_DEFAULT = 1 << 20
+SHM_RING_BEFORE_32 = 4 << 20
 SHM_RING = {"bytes": SHM_RING_DEFAULT}
 
 
@@ -827,8 +835,8 @@ def rescore(a):
     a.cores = a.cores or d.get("cores") or os.cpu_count()
     # Runs before run 26 (2026-12-03) ran the planner with the model's default share, 1.
     ALPHA_CPU["value"] = d.get("alpha_cpu", 1.0) if a.alpha_cpu is None else a.alpha_cpu
-    # Runs before run 32 (2026-12-03) ran with loom's default pair ring.
-    SHM_RING["bytes"] = d.get("shm_ring_bytes", SHM_RING_DEFAULT)
+    # Runs before run 32 (2026-12-03) ran with loom's default pair ring of then.
+    SHM_RING["bytes"] = d.get("shm_ring_bytes", SHM_RING_BEFORE_32)
     rounds = []
     for r in d["rounds"]:
         by_int = lambda d: {int(k): v for k, v in d.items()}
@@ -858,6 +866,9 @@ def rescore(a):
                        # Runs before 2026-12-02 08:30 UTC (run 18) recorded no steal.
                        "point_steal": {tuple(p["key"]): p["steal_pct"] for p in r["points"]
                                        if "steal_pct" in p},
+                       # Runs before run 34 (2026-12-03) kept no in-place time.
+                       "point_ip": {tuple(p["key"]): p["ip_us"] for p in r["points"]
+                                    if "ip_us" in p},
                        "steal_runs": r.get("steal_runs", []),
                        # Runs before run 27 (2026-12-03) had no discarded first run.
                        "warmup_run": r.get("warmup_run", False)})
@@ -915,6 +926,34 @@ def repeat_text(rows, tol):
             "medians: " +
             ", ".join(f"{f['ranks']}r {human(f['size'])} {x:.2f}" for x, f in q) +
             f"; {ok} of {len(q)} within {tol:.0%} of each other"]
+
+
+def inplace_text(rows, tol):
+    """The summary's line on the driver's in-place column (measured in the same runs as the
+    out-of-place one; every column simulates the out-of-place call): in-place / out-of-place of
+    the medians, by transport and ranks, and per CPU column how many points' simulated / in-place
+    (median over the rounds, the round's simulated time = its ratio x its out-of-place time) lie
+    within `tol`. [] for runs that kept no in-place time."""
+    rows = [r for r in rows if r.get("runs_ip_us")]
+    if not rows:
+        return []
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["transport"], r["ranks"]), []).append(
+            r["measured_ip_us"] / r["measured_us"])
+    cols = []
+    for c, _, name in CPU_COLUMNS:
+        if not all(r[f"{c}_ratios"] for r in rows):
+            continue
+        ok = sum(abs(median([x * u / i for x, u, i in zip(r[f"{c}_ratios"], r["runs_us"],
+                                                         r["runs_ip_us"])]) - 1) <= tol
+                 for r in rows)
+        cols.append(f"{name}: {ok}")
+    return [f"- In place (the driver's second column, same runs; every column simulates the out-"
+            "of-place call): in-place / out-of-place of the medians, median by transport and "
+            "ranks: " + "; ".join(f"{t} {p}r {median(v):.2f}" for (t, p), v in groups.items()) +
+            f". Simulated / in-place within {tol:.0%}, of {len(rows)} points, by column: " +
+            ("; ".join(cols) if cols else "no column has every round")]
 
 
 def steal_text(rounds, cfg):
@@ -1002,6 +1041,9 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                 "oversub_f": f, "simulated_oversub_us": sim_o,
                                 "ratio_oversub": sim_o / m,
                                 "pass_oversub": abs(sim_o / m - 1) <= a.tolerance})
+                    ips = [r.get("point_ip", {}).get(k) for r in rounds]
+                    if all(x is not None for x in ips):
+                        row.update({"runs_ip_us": ips, "measured_ip_us": median(ips)})
 
     out = ["| transport | schedule | ranks | size | decision (simulated) | loom ran | "
            "measured us (median) | rounds min-max | simulated us | sim/measured | | "
@@ -1063,6 +1105,7 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     ".", ""]
     lines += rounds_text(rows, a.tolerance)
     lines += repeat_text(rows, a.tolerance)
+    lines += inplace_text(rows, a.tolerance)
 
     def by_key(t, name):
         """"p:S:m: us; ..." of calib[name] (median of the rounds that ran each), "" if none."""
@@ -1104,7 +1147,9 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                "calib": r["calib"],
                                "points": [dict({"key": list(k), "us": v[0], "loom_ran": v[1]},
                                                **({"steal_pct": r["point_steal"][k]}
-                                                  if k in r["point_steal"] else {}))
+                                                  if k in r["point_steal"] else {}),
+                                               **({"ip_us": r["point_ip"][k]}
+                                                  if k in r.get("point_ip", {}) else {}))
                                           for k, v in r["points"].items()],
                                "steal_runs": r["steal_runs"],
                                **({"warmup_run": True} if r.get("warmup_run") else {})}
