@@ -65,7 +65,10 @@ TEST(ShmRings, RepeatedMediumAllReducesStopFaulting) {
     SCOPED_TRACE(algo);
     RankOptions opt;
     opt.transport = "shm";
-    opt.env = {{"LOOM_ALGO", std::string("allreduce:") + algo}};
+    // 4 MiB rings (the default before 2026-12-03): without rewinding, all 40 timed calls would
+    // still be walking into new pages of them, so a lost rewind shows.
+    opt.env = {{"LOOM_ALGO", std::string("allreduce:") + algo},
+               {"LOOM_SHM_BUFFER_BYTES", "4194304"}};
     std::string failed;
     for (int attempt = 0; attempt < 3 && (attempt == 0 || onlyFaults(failed)); ++attempt) {
       auto res = runRanks(

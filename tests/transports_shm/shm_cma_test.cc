@@ -62,7 +62,8 @@ void expectAllOk(const std::vector<RankOutcome>& out) {
   }
 }
 
-// Below, at and above the threshold, odd sizes, more than the ring (4 MiB) and than one slice.
+// Below, at and above the threshold, odd sizes, more than the ring (1 MiB by default) and than one
+// slice.
 const std::vector<uint64_t> kCopySizes = {0,
                                           1,
                                           kThreshold - 1,

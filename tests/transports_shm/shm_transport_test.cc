@@ -185,7 +185,8 @@ TEST(ShmTransport, PingPongOfOddSizes) {
 
 // Ring pass with reduce-on-arrival: rank r sends x_r to r+1 and receives dst = mine + x_{r-1}.
 TEST(ShmTransport, ReduceOnArrivalFloatSum) {
-  const std::vector<size_t> counts = {0, 1, 15, 1000, 3 * (1 << 20) + 5};  // last > 4 MiB ring
+  const std::vector<size_t> counts = {0, 1, 15, 1000,
+                                      3 * (1 << 20) + 5};  // last > the ring (1 MiB)
   auto out = runRanks(3, [&](RankCtx& ctx) -> std::string {
     std::unique_ptr<Transport> t;
     RANK_OK(ctx, transport::createShmTransport(ctx.setupArgs(), &t));
