@@ -89,4 +89,17 @@ PY
 python3 "$src/perf/sim/repeatability.py" "$src/perf/results/2026-12-02-vm-sim-vs-loom-22" > "$tmp/rep.txt" 2>&1 &&
   grep -q "^0 of 3 pairs' medians and 4 of 15 single rounds' pairs lie more than 25% apart.$" "$tmp/rep.txt" ||
   { echo "FAIL: repeatability.py on run 22:"; cat "$tmp/rep.txt"; fail=1; }
+# Run 34's tcp points at 1 MiB (the first run that kept the drivers' in-place times): the line on
+# the in-place column, in-place / out-of-place by ranks and each column's count against it. Runs
+# before it have no such line (run 22 above).
+d="$tmp/run34-tcp-1m"
+mkdir -p "$d"
+cp "$src/perf/results/2026-12-03-vm-sim-vs-loom-34/tcp-1m/points.json" "$d/"
+python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$d" > "$d/out.txt" 2>&1 &&
+  grep -q '^- In place (the driver.s second column, same runs; .*): in-place / out-of-place of the medians, median by transport and ranks: tcp 2r [0-9.]*; tcp 4r [0-9.]*; tcp 8r [0-9.]*\. Simulated / in-place within 25%, of 6 points, by column: cpu: [0-6]; .*; cpu, all-gather, pair-ring footprint: [0-6]$' \
+    "$d/summary-rescored.md" || { echo "FAIL: run 34 tcp 1 MiB: no line on the in-place column"; fail=1; }
+if grep -q '^- In place' "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md"; then
+  echo "FAIL: run 22 (no in-place times) has a line on the in-place column"
+  fail=1
+fi
 exit $fail
