@@ -1,8 +1,8 @@
 #!/bin/bash
 # Pair-ring size sweep (LOOM_SHM_BUFFER_BYTES 4 MiB vs 1 MiB), interleaved, 4 repetitions;
-# run under flock /tmp/loom-measure.lock from the repository root. Output: raw.txt, one line per
-# driver run: rep ranks size algo ring_bytes oop_us ip_us forced_algo. Usage: run.sh [BUILD_DIR]
-# (default build-lead, as measured), from anywhere.
+# measured under flock /tmp/loom-measure.lock. Usage: run.sh [BUILD_DIR] > raw.txt (BUILD_DIR
+# relative to where it is called; default build-lead, as measured). Output: one line per driver
+# run: rep ranks size algo ring_bytes oop_us ip_us forced_algo.
 B=$(realpath "${1:-build-lead}")
 cd "$(dirname "$0")/../../.."
 for rep in 1 2 3 4; do
