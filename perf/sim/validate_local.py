@@ -75,6 +75,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -160,8 +161,8 @@ def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=N
     """{size: out-of-place time in us} from a perf driver's -J output (`log`: list that gets the
     driver's output; `cpu`: dict that gets {size: all ranks' CPU time per iteration in us}, the
     JSON's cpu_us; `steal`: dict that gets {size: steal_pct}; `inplace`: dict that gets {size:
-    the in-place time in us}, the driver's second column, where it has one). Warm-up: a tenth of the timed
-    iterations, at least 3. Re-run while the steal of any size's timed loop exceeds
+    the in-place time in us}, the driver's second column, where it has one). Warm-up: a tenth of
+    the timed iterations, at least 3. Re-run while the steal of any size's timed loop exceeds
     STEAL["max"] (at most STEAL["retries"] more times); the try with the least steal is kept."""
     jfile = f"/tmp/validate_local_{os.getpid()}.jsonl"
     cmd = [os.path.join(build, "perf", driver), "--ranks", str(ranks), "-b", str(lo), "-e", str(hi),
@@ -496,12 +497,21 @@ FITTED = {}  # fit_alpha's results by its inputs
 ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, footprint")
 
-# The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES, loom's default 1 MiB), as the run
-# measured with it: stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
+# The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
+# (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
 # stored none and ran with the default of then, 4 MiB.
-SHM_RING_DEFAULT = 1 << 20
 SHM_RING_BEFORE_32 = 4 << 20
-SHM_RING = {"bytes": SHM_RING_DEFAULT}
+SHM_RING = {"bytes": SHM_RING_BEFORE_32}
+
+
+def shm_ring_bytes(build):
+    """The pair ring the drivers run with: loom-info's current LOOM_SHM_BUFFER_BYTES (the
+    environment's, else loom's default)."""
+    txt = run([os.path.join(build, "tools", "loom-info", "loom-info"), "--params"])
+    m = re.search(r"^LOOM_SHM_BUFFER_BYTES\s.*\bcurrent\s+(\d+)", txt, re.M)
+    if not m:
+        sys.exit("validate_local: loom-info --params lists no LOOM_SHM_BUFFER_BYTES")
+    return int(m.group(1))
 
 
 def ring_footprint(decision, size, ranks):
@@ -808,7 +818,7 @@ def main():
         return
     a.cores = a.cores or os.cpu_count()
     ALPHA_CPU["value"] = 0.0 if a.alpha_cpu is None else a.alpha_cpu
-    SHM_RING["bytes"] = int(os.environ.get("LOOM_SHM_BUFFER_BYTES", SHM_RING_DEFAULT))
+    SHM_RING["bytes"] = shm_ring_bytes(a.build)
     if not a.out:
         sys.exit("validate_local: --out DIR is required (or --rescore DIR)")
     os.makedirs(a.out, exist_ok=True)
@@ -1041,7 +1051,7 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                 "oversub_f": f, "simulated_oversub_us": sim_o,
                                 "ratio_oversub": sim_o / m,
                                 "pass_oversub": abs(sim_o / m - 1) <= a.tolerance})
-                    ips = [r.get("point_ip", {}).get(k) for r in rounds]
+                    ips = [r["point_ip"].get(k) for r in rounds]
                     if all(x is not None for x in ips):
                         row.update({"runs_ip_us": ips, "measured_ip_us": median(ips)})
 
@@ -1149,7 +1159,7 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                                                **({"steal_pct": r["point_steal"][k]}
                                                   if k in r["point_steal"] else {}),
                                                **({"ip_us": r["point_ip"][k]}
-                                                  if k in r.get("point_ip", {}) else {}))
+                                                  if k in r["point_ip"] else {}))
                                           for k, v in r["points"].items()],
                                "steal_runs": r["steal_runs"],
                                **({"warmup_run": True} if r.get("warmup_run") else {})}
