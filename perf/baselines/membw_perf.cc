@@ -2,6 +2,8 @@
 //   memcpy        dst = src (libc memcpy), bandwidth = size / time
 //   reduce_plain  dst = a + b over float32 (a plain loop the compiler vectorises), size / time
 //   reduce_loom   the same through loom's own CPU reduce kernel (kernels/reduce.h)
+//   reduce_loom_ip  loom's kernel in place, dst = dst + b: what an in-place all-reduce's
+//                   receive-and-reduce does (two operands, not three)
 // A shared-memory all-reduce must at least read and write its buffer, so these bound what any
 // library's bus bandwidth can reach on one core. Flags as the drivers: -b -e -f -i -n -w -J.
 #include <chrono>
@@ -81,10 +83,10 @@ int main(int argc, char** argv) {
   std::memset(buf.dst, 0, most);
   std::printf("# membw_perf: one process, one core; loom reduce kernel ISA: %s\n",
               loom::kernels::isaName());
-  std::printf("# %10s  %9s  %7s  %9s  %7s  %9s  %7s\n", "size", "memcpy", "", "reduce", "",
-              "loom-red", "");
-  std::printf("# %10s  %9s  %7s  %9s  %7s  %9s  %7s\n", "(B)", "(us)", "(GB/s)", "(us)", "(GB/s)",
-              "(us)", "(GB/s)");
+  std::printf("# %10s  %9s  %7s  %9s  %7s  %9s  %7s  %9s  %7s\n", "size", "memcpy", "", "reduce",
+              "", "loom-red", "", "red-ip", "");
+  std::printf("# %10s  %9s  %7s  %9s  %7s  %9s  %7s  %9s  %7s\n", "(B)", "(us)", "(GB/s)", "(us)",
+              "(GB/s)", "(us)", "(GB/s)", "(us)", "(GB/s)");
   for (size_t bytes : loom::perf::sweepSizes(opts)) {
     size_t n = bytes / sizeof(float);
     if (n == 0) continue;
@@ -99,6 +101,9 @@ int main(int argc, char** argv) {
     emit(json, "reduce_plain", bytes, timePerCall(opts, [&] { reducePlain(d, a, b, n); }));
     emit(json, "reduce_loom", bytes, timePerCall(opts, [&] {
            loom::kernels::reduce(d, a, b, n, loom::DataType::kFloat32, loom::RedOp::kSum);
+         }));
+    emit(json, "reduce_loom_ip", bytes, timePerCall(opts, [&] {
+           loom::kernels::reduce(d, d, b, n, loom::DataType::kFloat32, loom::RedOp::kSum);
          }));
     std::printf("\n");
     std::fflush(stdout);

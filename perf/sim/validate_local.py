@@ -56,6 +56,11 @@ of the fifth's and sixth's sendrecvs spent less CPU time per byte (simulate_cpu)
 ("cpu, all-gather, pair-ring footprint", since run 32) takes the tenth's cheaper core over shm
 only where the schedule writes about as much of its pair rings as the lock-step sendrecv does
 (ring_footprint), else the seventh's.
+Since run 36 (2026-12-03) membw_perf also measures the in-place reduction (dst = dst + x) and the
+CPU columns price every reduction whose local operand is its destination at that rate
+(loom-plan --sim-reduce-ip-gbps: an out-of-place Rabenseifner's steps after its first), and
+simulate the in-place call too (--sim-in-place), against the drivers' in-place time
+(inplace_text).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -207,7 +212,9 @@ def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=N
 
 
 def membw(build, sizes):
-    """{size: (memcpy GB/s, loom reduce GB/s)} on one core (membw_perf)."""
+    """{size: (memcpy GB/s, loom reduce GB/s, loom reduce in place GB/s)} on one core
+    (membw_perf: dst = a + b, and dst = dst + b; runs before run 36, 2026-12-03, have no in-place
+    rate)."""
     txt = run([os.path.join(build, "perf", "membw_perf"), "-b", str(min(sizes) // 4), "-e",
                str(max(sizes) * 2), "-f", "2", "-n", "10", "-w", "2"])
     out = {}
@@ -215,7 +222,7 @@ def membw(build, sizes):
         if line.startswith("#") or not line.strip():
             continue
         cols = line.split()
-        out[int(cols[0])] = (float(cols[2]), float(cols[6]))
+        out[int(cols[0])] = (float(cols[2]), float(cols[6]), float(cols[8]))
     return out
 
 
@@ -349,14 +356,20 @@ def plan_args(transport, ranks):
     return ["--hosts", str(ranks), "--ranks-per-host", "1", "--transport", "tcp"]
 
 
-def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, coll="allreduce"):
+def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, coll="allreduce",
+             red_ip=0.0, inplace=False):
     """(decision, model us, simulated us) of loom-plan --simulate for one point (core_gbps > 0:
-    --sim-core-gbps) of collective `coll` (loom-plan --coll)."""
+    --sim-core-gbps) of collective `coll` (loom-plan --coll); red_ip > 0: the in-place reduction
+    rate (--sim-reduce-ip-gbps); inplace: the in-place call (--sim-in-place)."""
     cmd = [os.path.join(build, "tools", "loom-plan", "loom-plan"), *plan_args(transport, ranks),
            "--params", params, "--simulate", "--sim-always", "--sim-cores", str(cores),
            "--min", str(size), "--max", str(size), "--coll", coll]
     if core_gbps > 0:
         cmd += ["--sim-core-gbps", f"{core_gbps:.4f}"]
+    if red_ip > 0:
+        cmd += ["--sim-reduce-ip-gbps", f"{red_ip:.4f}"]
+    if inplace:
+        cmd += ["--sim-in-place"]
     if algo != "planner":
         cmd += ["--algo", f"{coll}:{algo.split('(')[0]}"]
     for line in run(cmd).splitlines():
@@ -450,12 +463,12 @@ def simulate_by_message(a, rounds, key):
     return {"bytes": median(msgs), "sim_us": median(sims), "ratio": median(ratios), "same": same}
 
 
-def reduce_at(membw, m):
+def reduce_at(membw, m, col=1):
     """One core's reduction rate (GB/s) at the working set of one message of m bytes: membw_perf's
-    loom-red at the swept size nearest m (log scale). loom's tcp reduces each message as it
-    arrives, from the staging buffer its receive just filled, so the data it reads is a message's
-    worth in this core's cache, not the whole vector."""
-    return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][1]
+    loom-red (col 2: in place) at the swept size nearest m (log scale). loom's tcp reduces each
+    message as it arrives, from the staging buffer its receive just filled, so the data it reads
+    is a message's worth in this core's cache, not the whole vector."""
+    return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][col]
 
 
 # The CPU-time columns: (row key prefix, simulate_cpu's `above`, the summary's name).
@@ -662,7 +675,7 @@ def simulate_cpu(a, rounds, key, above="1-message"):
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
     t, algo, p, s = key
-    ratios, sims, alphas, reds = [], [], [], []
+    ratios, sims, alphas, reds, ip_ratios = [], [], [], [], []
     for r in rounds:
         x = cpu_round(a, r, key, above)
         if x is None:
@@ -672,12 +685,20 @@ def simulate_cpu(a, rounds, key, above="1-message"):
         if above == "reduce-scatter":
             reds.append(x["red"])
         params = params_line(t, x["alpha"], x["rate"] / 1e3, x["red"], a.cores)
-        sim_us = simulate(a.build, t, p, s, params, x["ran"], a.cores, x["core"] / 1e3)[2]
+        sim_us = simulate(a.build, t, p, s, params, x["ran"], a.cores, x["core"] / 1e3,
+                          red_ip=x["red_ip"])[2]
         ratios.append(sim_us / r["points"][key][0])
         sims.append(sim_us)
+        ip_us = r.get("point_ip", {}).get(key)
+        if x["red_ip"] > 0 and ip_us:
+            ip_ratios.append(simulate(a.build, t, p, s, params, x["ran"], a.cores,
+                                      x["core"] / 1e3, red_ip=x["red_ip"], inplace=True)[2] /
+                             ip_us)
     return {"sim_us": median(sims), "ratio": median(ratios), "ratios": ratios,
             **({"alpha_us": median(alphas)} if alphas else {}),
-            **({"reduce_gbps": median(reds)} if reds else {})}
+            **({"reduce_gbps": median(reds)} if reds else {}),
+            **({"ip_ratio": median(ip_ratios), "ip_ratios": ip_ratios}
+               if len(ip_ratios) == len(rounds) else {})}
 
 
 def footprint_nearer_lockstep(ran, s, p, m):
@@ -733,6 +754,10 @@ def cpu_round(a, r, key, above):
     # 1 MiB at 0.72-0.74, and a rate measured on an operand another core wrote, 14 GB/s at
     # 512 KiB, did not help).
     red = reduce_at(r["membw"], m) if t == "tcp" else r["membw"][s][1]
+    # The in-place reduction rate (dst = dst + x), at the same working set; 0 where the round has
+    # none (runs before run 36): then every reduction is priced at `red`.
+    has_ip = all(len(v) > 2 for v in r["membw"].values())
+    red_ip = 0.0 if not has_ip else reduce_at(r["membw"], m, 2) if t == "tcp" else r["membw"][s][2]
     kg = f"{p}:{s}"
     if above == "all-gather, smallest":
         # The latency the all-gather column fits at the smallest size this round ran on p ranks
@@ -751,8 +776,9 @@ def cpu_round(a, r, key, above):
     if above == "reduce-scatter":
         if kg not in c.get("reducescatter_us", {}):
             return None
-        red = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg])
-    return {"ran": ran, "rate": rate, "core": core, "red": red, "alpha": alpha}
+        fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg])
+        red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
+    return {"ran": ran, "rate": rate, "core": core, "red": red, "alpha": alpha, "red_ip": red_ip}
 
 
 def main():
@@ -951,7 +977,7 @@ def inplace_text(rows, tol):
     for r in rows:
         groups.setdefault((r["transport"], r["ranks"]), []).append(
             r["measured_ip_us"] / r["measured_us"])
-    cols = []
+    cols, priced = [], []
     for c, _, name in CPU_COLUMNS:
         if not all(r[f"{c}_ratios"] for r in rows):
             continue
@@ -959,11 +985,21 @@ def inplace_text(rows, tol):
                                                          r["runs_ip_us"])]) - 1) <= tol
                  for r in rows)
         cols.append(f"{name}: {ok}")
-    return [f"- In place (the driver's second column, same runs; every column simulates the out-"
-            "of-place call): in-place / out-of-place of the medians, median by transport and "
-            "ranks: " + "; ".join(f"{t} {p}r {median(v):.2f}" for (t, p), v in groups.items()) +
-            f". Simulated / in-place within {tol:.0%}, of {len(rows)} points, by column: " +
-            ("; ".join(cols) if cols else "no column has every round")]
+        if all(r.get(f"{c}_ip_ratio") is not None for r in rows):
+            ok = sum(abs(r[f"{c}_ip_ratio"] - 1) <= tol for r in rows)
+            priced.append(f"{name}: {ok}")
+    out = [f"- In place (the driver's second column, same runs): in-place / out-of-place of the "
+           "medians, median by transport and ranks: " +
+           "; ".join(f"{t} {p}r {median(v):.2f}" for (t, p), v in groups.items()) +
+           f". The out-of-place simulation within {tol:.0%} of the in-place time, of {len(rows)} "
+           "points, by column: " + ("; ".join(cols) if cols else "no column has every round")]
+    if priced:
+        out.append(f"- **In place, simulated in place** (loom-plan --sim-in-place: the in-place "
+                   "schedule, its reductions at membw_perf's in-place rate, dst = dst + x; the "
+                   "column's other calibration as out of place): simulated / in-place of the "
+                   f"rounds' median within {tol:.0%}, of {len(rows)} points, by column: " +
+                   "; ".join(priced))
+    return out
 
 
 def steal_text(rounds, cfg):
@@ -1039,6 +1075,9 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                         for fitted in ("alpha_us", "reduce_gbps"):
                             if res and fitted in res:
                                 row[f"{c}_{fitted}"] = res[fitted]
+                        if res and "ip_ratios" in res:
+                            row.update({f"{c}_ip_ratio": res["ip_ratio"],
+                                        f"{c}_ip_ratios": res["ip_ratios"]})
                         row.update({f"{c}_sim_us": res and res["sim_us"],
                                     f"{c}_ratio": res and res["ratio"],
                                     f"{c}_ratios": res and res["ratios"],
@@ -1146,8 +1185,11 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
             lines.append(f"- {t}: sendrecv on {q} ranks, us (f): " + "; ".join(
                 f"{human(s)}: {calib[t]['sendrecv_p_us'][q][s]:.0f} ({fs[s]:.2f})" for s in sizes))
     lines += steal_text(rounds, steal_cfg)
+    red_ip = ({s: median([r["membw"][s][2] for r in rounds]) for s in swept}
+              if all(len(v) > 2 for r in rounds for v in r["membw"].values()) else {})
     lines += ["", "One core (membw_perf, median): " + "; ".join(
-        f"{human(s)}: memcpy {mcpy[s]:.2f}, loom-red {red[s]:.2f} GB/s" for s in swept), ""]
+        f"{human(s)}: memcpy {mcpy[s]:.2f}, loom-red {red[s]:.2f}" +
+        (f", in place {red_ip[s]:.2f}" if s in red_ip else "") + " GB/s" for s in swept), ""]
     text = "\n".join(lines) + "\n"
     with open(os.path.join(out_dir, summary_name), "w") as f:
         f.write(text)

@@ -70,9 +70,14 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
     finish(src, sendStep, dst, recvStep, paths_[pid].latency, false);
     return Status();
   }
-  if (cpuMoves_)
+  if (cpuMoves_) {
+    const SimStep& r = stepOf(dst, recvStep);
+    const bool fusedReduce = fused_ && r.op == OpKind::kRecvReduce;
     pid = cpuPathFor(pid, src, dst, sendDelta,
-                     fused_ && stepOf(dst, recvStep).op == OpKind::kRecvReduce);
+                     !fusedReduce ? 0
+                     : r.inPlace  ? kReducesInPlace
+                                  : kReduces);
+  }
   const PathRec& p = paths_[pid];
   const FlowInfo fi{src, dst, sendStep, recvStep, bytes, pid, conn};
   if (c.idle) {  // its last message went out in this batch: this one takes the flow over
@@ -108,10 +113,10 @@ Status Engine::ready(int unit, uint32_t step) {
   if (opt_.traceSteps && traceStart_[unit][step] < 0) traceStart_[unit][step] = now_;
   switch (st.op) {
     case OpKind::kCopy:
-      startCompute(unit, step, st.bytes, opt_.copyGBps);
+      startCompute(unit, step, st.bytes, opt_.copyGBps, kComputeCopy);
       return Status();
     case OpKind::kReduce:
-      startCompute(unit, step, st.bytes, opt_.reduceGBps);
+      startCompute(unit, step, st.bytes, reduceRate(st), reduceKind(st));
       return Status();
     default:
       break;
@@ -192,7 +197,7 @@ void Engine::finish(int32_t src, uint32_t sendStep, int32_t dst, uint32_t recvSt
   if (compute_) {
     after(latency, 0, kEvReduce, dst, recvStep);
   } else {
-    after(latency, opSeconds(r.bytes, opt_.reduceGBps), kEvStepDone, dst, recvStep);
+    after(latency, opSeconds(r.bytes, reduceRate(r)), kEvStepDone, dst, recvStep);
   }
 }
 
@@ -490,7 +495,7 @@ Status Engine::run() {
         LOOM_CHECK(stepDone(static_cast<int>(ev.ver), ev.c));
       } else if (ev.kind == kEvReduce) {
         const SimStep& st = stepOf(static_cast<int>(ev.a), ev.b);
-        startCompute(static_cast<int>(ev.a), ev.b, st.bytes, opt_.reduceGBps);
+        startCompute(static_cast<int>(ev.a), ev.b, st.bytes, reduceRate(st), reduceKind(st));
       } else {
         LOOM_CHECK(stepDone(static_cast<int>(ev.a), ev.b));
       }

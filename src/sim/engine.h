@@ -9,7 +9,8 @@
 // follows its routed path; the rates of all active flows are max-min fair (weighted progressive
 // filling, a sprayed flow using w of its rate on a link of weight w) and are recomputed whenever
 // flows start or end. Send and Recv complete when the last byte is in plus
-// the path's latency; a RecvReduce then reduces at reduceGBps, Copy/Reduce cost bytes / rate.
+// the path's latency; a RecvReduce then reduces at reduceGBps (reduceInPlaceGBps when its local
+// operand is its destination), Copy/Reduce cost bytes / rate.
 //
 // Compute is a resource like a link (SimOptions::computeShared): every rank has one core, and a
 // reduction or copy is a flow on it of bytes / rate core-seconds, so work that runs at once on a
@@ -47,7 +48,11 @@ struct SimOptions {
   double latNetUs = 2.0;     // per message through the network (NICs, software)...
   double latHopUs = 0.3;     // ...plus this per switch crossed
   double reduceGBps = 1000;  // RecvReduce / Reduce compute rate (0: free)
-  double copyGBps = 1000;    // local Copy rate (0: free)
+  // ...for a reduction whose local operand is its destination (SimStep::inPlace: dst = dst (op)
+  // x, two operands instead of three; a CPU's in-place reduction runs 1.4-2x faster); 0:
+  // reduceGBps.
+  double reduceInPlaceGBps = 0;
+  double copyGBps = 1000;  // local Copy rate (0: free)
   // Compute as a shared resource (see above). Off by default for fabric runs (a GPU's 1000 GB/s of
   // reduction is never the limit there, and each reduction costs a solver flow and an event: one
   // more --batch-us error per step); on in the local-host model (loom-plan --sim-cores). Off: every
@@ -61,6 +66,7 @@ struct SimOptions {
   // costs the receiver 1 / recvReduceCoreGBps per byte, with no reduction after it (0: the
   // reduction follows the transfer, at reduceGBps).
   double recvReduceCoreGBps = 0;
+  double recvReduceInPlaceCoreGBps = 0;  // ...when it reduces in place (0: recvReduceCoreGBps)
   // A CPU-performed transfer between two ranks also runs at most at this rate, shared by the
   // pair's messages at once (the handoff of slices between two processes; 0: no such limit).
   double pairGBps = 0;

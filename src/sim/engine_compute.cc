@@ -38,7 +38,7 @@ uint32_t Engine::addPath(std::vector<PathHop>* hops, double latency, bool reduce
 }
 
 // A transfer the CPUs perform: its net path plus the sender's and the receiver's cores.
-uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, bool reduce) {
+uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, int reduce) {
   const auto key = std::make_tuple(netPath, src, dst, reduce);
   const bool cacheable = opt_.routing != RoutingMode::kUgal;
   if (cacheable) {
@@ -48,22 +48,25 @@ uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelt
   const PathRec base = paths_[netPath];
   tmpHops_.assign(hops_.begin() + base.off, hops_.begin() + base.off + base.len);
   if (opt_.sendCoreGBps > 0) addCoreHops(src, opt_.sendCoreGBps, &tmpHops_);
-  const double recv = reduce ? opt_.recvReduceCoreGBps : opt_.recvCoreGBps;
+  const double recv = reduce == kReducesInPlace && opt_.recvReduceInPlaceCoreGBps > 0
+                          ? opt_.recvReduceInPlaceCoreGBps
+                      : reduce != 0 ? opt_.recvReduceCoreGBps
+                                    : opt_.recvCoreGBps;
   if (recv > 0) addCoreHops(dst, recv, &tmpHops_);
   // The pair's own link (folded: every member pair of the class path has one; weight 1 each).
   if (opt_.pairGBps > 0) tmpHops_.push_back({pairLink_.at(Folding::key(src, sendDelta)), 1.0});
-  uint32_t id = addPath(&tmpHops_, base.latency, reduce);
+  uint32_t id = addPath(&tmpHops_, base.latency, reduce != 0);
   if (cacheable) cpuPathOf_[key] = id;
   return id;
 }
 
 // A Reduce or Copy of `bytes` at `gbps` per core, or a RecvReduce's reduction after its transfer.
-void Engine::startCompute(int unit, uint32_t step, uint64_t bytes, double gbps) {
+void Engine::startCompute(int unit, uint32_t step, uint64_t bytes, double gbps, int kind) {
   if (!compute_ || bytes == 0 || gbps <= 0) {
     after(opSeconds(bytes, gbps), 0, kEvStepDone, unit, step);
     return;
   }
-  const size_t slot = 2 * static_cast<size_t>(unit) + (gbps == opt_.copyGBps ? 1 : 0);
+  const size_t slot = kComputeKinds * static_cast<size_t>(unit) + kind;
   if (computePath_[slot] < 0) {
     tmpHops_.clear();
     addCoreHops(unit, gbps, &tmpHops_);
@@ -79,16 +82,18 @@ void Engine::startCompute(int unit, uint32_t step, uint64_t bytes, double gbps) 
 Status Engine::setUpCompute() {
   compute_ = opt_.computeShared;
   if (opt_.hostCores < 0 || opt_.sendCoreGBps < 0 || opt_.recvCoreGBps < 0 ||
-      opt_.recvReduceCoreGBps < 0 || opt_.pairGBps < 0)
-    return invalidArgument("sim: hostCores (", opt_.hostCores, "), sendCoreGBps (",
-                           opt_.sendCoreGBps, "), recvCoreGBps (", opt_.recvCoreGBps,
-                           "), recvReduceCoreGBps (", opt_.recvReduceCoreGBps, ") and pairGBps (",
-                           opt_.pairGBps, ") must be >= 0");
+      opt_.recvReduceCoreGBps < 0 || opt_.recvReduceInPlaceCoreGBps < 0 || opt_.pairGBps < 0 ||
+      opt_.reduceInPlaceGBps < 0)
+    return invalidArgument(
+        "sim: hostCores (", opt_.hostCores, "), sendCoreGBps (", opt_.sendCoreGBps,
+        "), recvCoreGBps (", opt_.recvCoreGBps, "), recvReduceCoreGBps (", opt_.recvReduceCoreGBps,
+        "), recvReduceInPlaceCoreGBps (", opt_.recvReduceInPlaceCoreGBps, "), pairGBps (",
+        opt_.pairGBps, ") and reduceInPlaceGBps (", opt_.reduceInPlaceGBps, ") must be >= 0");
   if (!compute_) return setUpBusy();
   cpuMoves_ = opt_.sendCoreGBps > 0 || opt_.recvCoreGBps > 0 || opt_.recvReduceCoreGBps > 0 ||
               opt_.pairGBps > 0;
   fused_ = opt_.recvReduceCoreGBps > 0;
-  computePath_.assign(2 * static_cast<size_t>(units_), -1);
+  computePath_.assign(kComputeKinds * static_cast<size_t>(units_), -1);
   cpuBase_ = static_cast<uint32_t>(cap_.size());
   cap_.resize(cap_.size() + units_, kCoreNsPerSec);
   if (opt_.pairGBps > 0) {

@@ -130,8 +130,19 @@ class Engine {
   Status setUpCompute();
   void addCoreHops(int unit, double gbps, std::vector<PathHop>* hops) const;
   uint32_t addPath(std::vector<PathHop>* hops, double latency, bool reduces);
-  uint32_t cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, bool reduce);
-  void startCompute(int unit, uint32_t step, uint64_t bytes, double gbps);
+  // `reduce`: the receiver reduces on the way (kReduces), in place (kReducesInPlace), or not (0).
+  uint32_t cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, int reduce);
+  // `kind`: what runs on the core (its path is kept per unit and kind).
+  void startCompute(int unit, uint32_t step, uint64_t bytes, double gbps, int kind);
+  enum : int { kReduces = 1, kReducesInPlace = 2 };  // cpuPathFor's `reduce`
+  enum : int { kComputeReduce, kComputeCopy, kComputeReduceInPlace, kComputeKinds };
+  // A reduction step's rate and compute kind (SimStep::inPlace: the in-place rate where given).
+  double reduceRate(const SimStep& st) const {
+    return st.inPlace && opt_.reduceInPlaceGBps > 0 ? opt_.reduceInPlaceGBps : opt_.reduceGBps;
+  }
+  static int reduceKind(const SimStep& st) {
+    return st.inPlace ? kComputeReduceInPlace : kComputeReduce;
+  }
   Status deadlock() const;
   void flowEnd(uint32_t f);
   // An event at now_ + d1 + d2. Events a fixed delay ahead come in time order (now_ never goes
@@ -301,8 +312,8 @@ class Engine {
   bool compute_ = false, cpuMoves_ = false, fused_ = false;
   uint32_t cpuBase_ = 0, hostBase_ = 0;
   std::vector<std::vector<std::pair<int32_t, int32_t>>> unitHosts_;
-  std::vector<int64_t> computePath_;  // per unit x {reduce, copy}: path id (-1: not made yet)
-  std::map<std::tuple<uint32_t, int32_t, int32_t, bool>, uint32_t> cpuPathOf_;
+  std::vector<int64_t> computePath_;  // per unit x compute kind: path id (-1: not made yet)
+  std::map<std::tuple<uint32_t, int32_t, int32_t, int>, uint32_t> cpuPathOf_;
   std::unordered_map<uint64_t, int32_t> pairLink_;  // (src unit, send delta) -> link (pairGBps)
   std::vector<PathHop> tmpHops_;
   // SimOptions::busySlowdown (unfolded): per host the busy ranks when last counted.

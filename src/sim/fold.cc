@@ -53,8 +53,8 @@ bool sameSkeleton(const Shape& a, const Shape& b) {
   if (a.steps.size() != b.steps.size() || a.deps != b.deps) return false;
   for (size_t i = 0; i < a.steps.size(); ++i) {
     const SimStep &x = a.steps[i], &y = b.steps[i];
-    if (x.op != y.op || x.seq != y.seq || x.slot != y.slot || x.bytes != y.bytes ||
-        x.depBegin != y.depBegin || x.depCount != y.depCount)
+    if (x.op != y.op || x.inPlace != y.inPlace || x.seq != y.seq || x.slot != y.slot ||
+        x.bytes != y.bytes || x.depBegin != y.depBegin || x.depCount != y.depCount)
       return false;
   }
   return true;
@@ -63,7 +63,8 @@ bool sameSkeleton(const Shape& a, const Shape& b) {
 uint64_t skeletonHash(const Shape& sh) {
   uint64_t h = mix(0x5e1, sh.steps.size());
   for (const SimStep& st : sh.steps) {
-    h = mix(h, static_cast<uint64_t>(st.op) | uint64_t{st.slot} << 8 | uint64_t{st.seq} << 32);
+    h = mix(h, static_cast<uint64_t>(st.op) | uint64_t{st.inPlace} << 7 | uint64_t{st.slot} << 8 |
+                   uint64_t{st.seq} << 32);
     h = mix(mix(h, st.bytes), uint64_t{st.depCount} << 32 | st.depBegin);
   }
   for (uint32_t d : sh.deps) h = mix(h, d);

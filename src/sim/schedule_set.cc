@@ -14,10 +14,20 @@ bool isComm(sched::OpKind k) {
   return k == sched::OpKind::kSend || k == sched::OpKind::kRecv || k == sched::OpKind::kRecvReduce;
 }
 
+// A reduction whose local operand is its destination (SimStep::inPlace): Reduce always (dst =
+// dst (op) src); RecvReduce when src and dst are the same bytes, or the same offset of the send
+// and receive buffers of an in-place call.
+bool reducesInPlace(const sched::Step& st, bool callInPlace) {
+  if (st.op == sched::OpKind::kReduce) return true;
+  if (st.op != sched::OpKind::kRecvReduce || st.src.offset != st.dst.offset) return false;
+  const auto user = [](uint16_t b) { return b == sched::kBufSend || b == sched::kBufRecv; };
+  return st.src.buf == st.dst.buf || (callInPlace && user(st.src.buf) && user(st.dst.buf));
+}
+
 // Rank s.rank's schedule has shape `sh` (ops, peer deltas, bytes, dependencies; seq and slot
 // follow from the ops and peers), compared without building a Shape for it. A schedule that
 // matches a kept shape is valid (peers in range, dependencies backwards) as that one was.
-bool sameShape(const Shape& sh, const sched::Schedule& s, int nranks) {
+bool sameShape(const Shape& sh, const sched::Schedule& s, int nranks, bool callInPlace) {
   if (sh.steps.size() != s.steps.size()) return false;
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const sched::Step& st = s.steps[i];
@@ -28,6 +38,7 @@ bool sameShape(const Shape& sh, const sched::Schedule& s, int nranks) {
       delta = st.peer >= s.rank ? st.peer - s.rank : st.peer - s.rank + nranks;
     }
     if (o.op != st.op || o.peerDelta != delta || o.bytes != st.bytes || o.depCount != st.depCount ||
+        o.inPlace != reducesInPlace(st, callInPlace) ||
         static_cast<uint64_t>(st.depBegin) + st.depCount > s.deps.size())
       return false;
     for (uint32_t k = 0; k < st.depCount; ++k)
@@ -84,7 +95,7 @@ Status ScheduleSet::add(const sched::Schedule& s, bool built) {
   const uint64_t h = sampleHash(s, nranks_);
   auto range = byHash_.equal_range(h);
   for (auto it = range.first; it != range.second; ++it) {
-    if (sameShape(shapes_[it->second], s, nranks_)) {
+    if (sameShape(shapes_[it->second], s, nranks_, callInPlace)) {
       shapeOf_[s.rank] = it->second;
       totalSteps_ += s.steps.size();
       built_ += built;
@@ -105,6 +116,7 @@ Status ScheduleSet::add(const sched::Schedule& s, bool built) {
     const sched::Step& st = s.steps[i];
     SimStep& o = sh.steps[i];
     o.op = st.op;
+    o.inPlace = reducesInPlace(st, callInPlace);
     o.bytes = st.bytes;
     if (isComm(st.op)) {
       const bool send = st.op == sched::OpKind::kSend;
@@ -200,6 +212,7 @@ Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, i
   sched::Group g;
   g.nranks = nranks;
   g.hostOf = hostOf;
+  out->callInPlace = args.inPlace;
   auto buildOne = [&](int r, sched::Schedule* s) -> Status {
     g.rank = r;
     Status st = build(args, g, s);

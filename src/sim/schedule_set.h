@@ -16,6 +16,9 @@ namespace loom::sim {
 
 struct SimStep {
   sched::OpKind op = sched::OpKind::kCopy;
+  // RecvReduce / Reduce whose local operand is its destination (dst = dst (op) x: a two-operand
+  // reduction, which a CPU runs faster than dst = src (op) x; SimOptions::reduceInPlaceGBps).
+  bool inPlace = false;
   int32_t peerDelta = 0;  // (peer - rank) mod nranks
   uint32_t seq = 0;       // k: this is the k-th send to (or recv from) that peer
   uint32_t slot = 0;      // Send (Recv): index of its peerDelta among the shape's send (receive)
@@ -51,6 +54,11 @@ class ScheduleSet {
   int numShapes() const { return static_cast<int>(shapes_.size()); }
   uint64_t totalSteps() const { return totalSteps_; }
   std::string algo;
+  // The schedules are of an in-place call (CollArgs::inPlace: the send and receive buffers are
+  // one), so a reduction whose local operand is at the same offset of the send buffer as its
+  // destination in the receive buffer is in place (SimStep::inPlace). Set before adding;
+  // buildScheduleSet sets it from its CollArgs.
+  bool callInPlace = false;
 
  private:
   int nranks_;
@@ -80,7 +88,7 @@ using RankBuildFn =
 // of rank h * B with every peer's index inside its host moved by j (mod B, the ranks per host).
 // When that holds for every GPU of 18 probed hosts (the first, the last, 16 spread), only the
 // first GPU of each host is built and the others take its schedule rotated (B times fewer builder
-// calls); else every rank is built.
+// calls); else every rank is built. The set's callInPlace is args.inPlace.
 Status buildScheduleSet(const RankBuildFn& build, const sched::CollArgs& args, int nranks,
                         const std::vector<int>& hostOf, ScheduleSet* out, bool symmetric = true);
 

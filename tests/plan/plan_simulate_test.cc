@@ -204,6 +204,42 @@ TEST(PlanSimulate, LocalCopyRunsAtTheCopyRate) {
   EXPECT_NE(st.message().find("--sim-copy-gbps"), std::string::npos) << st.message();
 }
 
+// --sim-in-place simulates the in-place call and --sim-reduce-ip-gbps prices its reductions
+// (local operand = destination): with reductions the only real cost, the 2-rank ring's one
+// reduce-scatter step takes (S/2) / the in-place rate in place and / reduceGBps out of place
+// (the ring's out-of-place reductions read the send buffer and write the receive buffer).
+TEST(PlanSimulate, InPlaceReductionsRunAtTheInPlaceRate) {
+  OneMachine m(2, "allreduce:ring");
+  loomplan::SimulateSetup& s = m.setup;
+  s.params.reduceGBps = 0.01;
+  s.opt.coreGBps = 1e4;
+  const uint64_t bytes = 4 << 20;
+  sched::CollArgs a;
+  a.coll = sched::CollType::kAllReduce;
+  a.dtype = DataType::kFloat32;
+  a.count = bytes / 4;
+  struct Case {
+    bool inPlace;
+    double ipGBps, reduceGBps;
+  };
+  for (const Case& c : {Case{false, 0.04, 0.01}, Case{true, 0, 0.01}, Case{true, 0.04, 0.04}}) {
+    s.opt.inPlace = c.inPlace;
+    s.opt.reduceIpGBps = c.ipGBps;
+    loomplan::PlanSimulator ps(m.planner.get(), s);
+    ASSERT_TRUE(ps.init().ok());
+    loomplan::SimulatedRow row;
+    ASSERT_TRUE(ps.row(a, &row).ok());
+    const double expect = bytes / 2 / (c.reduceGBps * 1e9) + bytes / 2 / 6e9;
+    EXPECT_NEAR(row.decisionSimSec, expect, 0.03 * expect)
+        << "in place " << c.inPlace << ", --sim-reduce-ip-gbps " << c.ipGBps;
+  }
+  s.opt.reduceIpGBps = -1;
+  loomplan::PlanSimulator bad(m.planner.get(), s);
+  Status st = bad.init();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("--sim-reduce-ip-gbps"), std::string::npos) << st.message();
+}
+
 TEST(PlanSimulate, BadOptionsAreErrors) {
   Oversubscribed f;
   f.setup.opt.top = 0;

@@ -145,6 +145,69 @@ TEST(SimCompute, RingOnOversubscribedHostMatchesClosedForm) {
   EXPECT_NEAR(res.seconds, (p - 1) * (rs + ag), 1e-6 * res.seconds);
 }
 
+// The all-reduce `name` of kBytes on p ranks of one host, one chunk per step, in or out of place.
+Status oneChunkAllReduce(const char* name, int p, bool inPlace, ScheduleSet* set) {
+  const algo::AlgoInfo* a = algo::findAlgo(sched::CollType::kAllReduce, name);
+  if (a == nullptr) return invalidArgument("no all-reduce algorithm ", name);
+  sched::CollArgs args;
+  args.count = kBytes / 4;
+  args.chunkBytes = kBytes;
+  args.inPlace = inPlace;
+  return buildScheduleSet(a->build, args, p, std::vector<int>(p, 0), set);
+}
+
+// In place (CollArgs::inPlace), every reduce-scatter step reduces into the operand it read, so
+// the receiver pays the in-place rate (recvReduceInPlaceCoreGBps) instead: the closed form above
+// with g' for g. Out of place the ring's reductions read the send buffer and write the receive
+// buffer, three operands, and the in-place rate does not apply.
+TEST(SimCompute, RingInPlaceReducesAtTheInPlaceRate) {
+  const int p = 8;
+  auto net = oneHost(p);
+  const double f = 3, g = 4, gIp = 7;
+  SimOptions o = computeOptions(5, 2);
+  o.sendCoreGBps = o.recvCoreGBps = 2 * f;
+  o.recvReduceCoreGBps = g;
+  o.recvReduceInPlaceCoreGBps = gIp;
+  const double block = static_cast<double>(kBytes) / p, share = 2.0 / p;
+  const double ag = block / (share * f * 1e9);
+  for (bool inPlace : {false, true}) {
+    ScheduleSet set(p);
+    ASSERT_TRUE(oneChunkAllReduce("ring", p, inPlace, &set).ok());
+    const double rs = block / (share / (1 / (2 * f) + 1 / (inPlace ? gIp : g)) * 1e9);
+    SimResult res;
+    ASSERT_TRUE(simulate(*net, set, {}, o, &res).ok());
+    EXPECT_NEAR(res.seconds, (p - 1) * (rs + ag), 1e-6 * res.seconds) << "inPlace " << inPlace;
+  }
+}
+
+// Which reductions a schedule runs in place (SimStep::inPlace): none of the out-of-place ring's;
+// all of the in-place ring's; Rabenseifner out of place reduces its first halving step from the
+// send buffer into the receive buffer and the later ones in the receive buffer, in place.
+TEST(SimCompute, ScheduleSetMarksInPlaceReductions) {
+  const int p = 4;
+  auto counts = [&](const char* name, bool inPlace, int* reduces, int* inPlaceReduces) {
+    ScheduleSet set(p);
+    ASSERT_TRUE(oneChunkAllReduce(name, p, inPlace, &set).ok());
+    EXPECT_EQ(set.callInPlace, inPlace);
+    *reduces = *inPlaceReduces = 0;
+    for (const SimStep& st : set.shapeOfRank(1).steps) {
+      *reduces += st.op == sched::OpKind::kRecvReduce;
+      *inPlaceReduces += st.op == sched::OpKind::kRecvReduce && st.inPlace;
+    }
+  };
+  int n = 0, ip = 0;
+  counts("ring", false, &n, &ip);
+  EXPECT_EQ(n, p - 1);
+  EXPECT_EQ(ip, 0);
+  counts("ring", true, &n, &ip);
+  EXPECT_EQ(ip, p - 1);
+  counts("rabenseifner", false, &n, &ip);
+  EXPECT_EQ(n, 2);  // log2(4) halving steps
+  EXPECT_EQ(ip, 1);
+  counts("rabenseifner", true, &n, &ip);
+  EXPECT_EQ(ip, 2);
+}
+
 double relDiff(double a, double b) {
   double m = std::max(std::fabs(a), std::fabs(b));
   return m > 0 ? std::fabs(a - b) / m : 0.0;

@@ -62,10 +62,10 @@ Status PlanSimulator::init() {
   if (static_cast<int>(s_.hostOf.size()) != p)
     return invalidArgument("--simulate: ", s_.hostOf.size(), " host entries for ", p, " ranks");
   if (o.margin < 0 || o.top < 1 || o.maxRanks < 1 || o.flowBudget < 1 || o.localCores < 0 ||
-      o.coreGBps < 0 || o.copyGBps < 0)
+      o.coreGBps < 0 || o.copyGBps < 0 || o.reduceIpGBps < 0)
     return invalidArgument(
         "--sim-margin must be >= 0, --sim-top, --sim-max-ranks, --sim-flows >= 1",
-        ", --sim-cores, --sim-core-gbps and --sim-copy-gbps >= 0");
+        ", --sim-cores, --sim-core-gbps, --sim-copy-gbps and --sim-reduce-ip-gbps >= 0");
   std::vector<int> localOf(p);
   std::map<int, int> seen;
   for (int r = 0; r < p; ++r) localOf[r] = seen[s_.hostOf[r]]++;
@@ -75,6 +75,7 @@ Status PlanSimulator::init() {
   simOpt_.latNetUs = tcp ? cp.tcpAlphaUs : cp.netAlphaUs;
   simOpt_.latHopUs = cp.switchHopUs;
   simOpt_.reduceGBps = cp.reduceGBps;
+  simOpt_.reduceInPlaceGBps = o.reduceIpGBps;
   simOpt_.copyGBps = cp.shmGBps;
   rankGpu_.assign(p, 0);
   if (o.localCores > 0) {
@@ -100,8 +101,11 @@ Status PlanSimulator::init() {
     simOpt_.sendCoreGBps = simOpt_.recvCoreGBps = o.coreGBps > 0 ? o.coreGBps : 2 * pairGBps;
     // shm: the receiver reduces straight out of the ring, a reduction instead of its copy; tcp: it
     // still reads the bytes out of the socket (a receive) and then reduces them from its staging.
-    simOpt_.recvReduceCoreGBps =
-        viaTcp ? 1.0 / (1.0 / simOpt_.recvCoreGBps + 1.0 / cp.reduceGBps) : cp.reduceGBps;
+    auto onReceipt = [&](double red) {
+      return viaTcp ? 1.0 / (1.0 / simOpt_.recvCoreGBps + 1.0 / red) : red;
+    };
+    simOpt_.recvReduceCoreGBps = onReceipt(cp.reduceGBps);
+    simOpt_.recvReduceInPlaceCoreGBps = o.reduceIpGBps > 0 ? onReceipt(o.reduceIpGBps) : 0;
     simOpt_.reduceGBps = cp.reduceGBps;
     simOpt_.copyGBps = o.copyGBps > 0 ? o.copyGBps : simOpt_.sendCoreGBps;
     LOOM_CHECK(
@@ -155,9 +159,11 @@ std::string PlanSimulator::describeModel() const {
   if (s_.opt.localCores > 0) {
     os << "one machine, " << s_.nranks << " ranks as processes sharing " << s_.opt.localCores
        << " cores max-min: a byte sent or received costs " << 1 / simOpt_.sendCoreGBps
-       << " core-ns, reduced on receipt " << 1 / simOpt_.recvReduceCoreGBps << ", copied "
-       << 1 / simOpt_.copyGBps << ", a pair moves at most " << simOpt_.pairGBps << " GB/s, "
-       << simOpt_.latNvlinkUs << " us per message";
+       << " core-ns, reduced on receipt " << 1 / simOpt_.recvReduceCoreGBps;
+    if (simOpt_.recvReduceInPlaceCoreGBps > 0)
+      os << " (in place " << 1 / simOpt_.recvReduceInPlaceCoreGBps << ")";
+    os << ", copied " << 1 / simOpt_.copyGBps << ", a pair moves at most " << simOpt_.pairGBps
+       << " GB/s, " << simOpt_.latNvlinkUs << " us per message";
     if (!simOpt_.busySlowdown.empty()) {
       os << "; with k ranks busy the cores deliver 1/f(k):";
       for (const auto& [k, f] : simOpt_.busySlowdown) os << " " << k << ":" << f;
@@ -169,12 +175,15 @@ std::string PlanSimulator::describeModel() const {
        << (tcp ? "tcp" : "net") << " (" << simOpt_.latNetUs << " us + " << simOpt_.latHopUs
        << " us per switch), reduce " << simOpt_.reduceGBps << " GB/s";
   }
+  if (s_.opt.inPlace) os << "; the in-place call";
   return os.str();
 }
 
-Status PlanSimulator::simulateOne(const sched::CollArgs& args, SimulatedCandidate* c, int traceCall,
-                                  std::FILE* trace) {
+Status PlanSimulator::simulateOne(const sched::CollArgs& callArgs, SimulatedCandidate* c,
+                                  int traceCall, std::FILE* trace) {
   const int p = s_.nranks;
+  sched::CollArgs args = callArgs;
+  args.inPlace = args.inPlace || s_.opt.inPlace;
   if (p > s_.opt.maxRanks) {
     c->skipped = strCat("over budget: ", p, " ranks > ", s_.opt.maxRanks);
     return Status();
@@ -361,6 +370,16 @@ void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* o) {
   app->add_option("--sim-copy-gbps", o->copyGBps,
                   "With --sim-cores: bytes per second one core copies in a local copy step (a "
                   "memcpy; default --sim-core-gbps)")
+      ->needs(sim);
+  app->add_option("--sim-reduce-ip-gbps", o->reduceIpGBps,
+                  "Reduction rate (GB/s, one core) of a reduction whose local operand is its "
+                  "destination (dst = dst + x: every one of an in-place call's, and an "
+                  "out-of-place Rabenseifner's after its first step; default the parameters' "
+                  "reduceGBps)")
+      ->needs(sim);
+  app->add_flag("--sim-in-place", o->inPlace,
+                "Simulate the in-place call (send buffer = receive buffer: no copy of the "
+                "input, reductions in place), as the perf drivers' in-place column")
       ->needs(sim);
   app->add_option("--sim-busy-slowdown", o->busySlowdown,
                   "With --sim-cores: K:F,... while K ranks are busy at once (more than the "

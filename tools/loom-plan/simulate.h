@@ -56,6 +56,10 @@ struct SimulateOptions {
   // Bytes per second one core copies in a schedule's local Copy step (a memcpy: one read and
   // one write on one core; 0: coreGBps, as a transfer's side).
   double copyGBps = 0;
+  // Bytes per second one core reduces in a reduction whose local operand is its destination
+  // (sim::SimOptions::reduceInPlaceGBps; 0: the parameters' reduceGBps).
+  double reduceIpGBps = 0;
+  bool inPlace = false;  // simulate the in-place call (sched::CollArgs::inPlace)
   // "K:F,...": with k > localCores ranks busy at once the cores deliver 1 / f(k) of their
   // capacity (sim::SimOptions::busySlowdown; "": off).
   std::string busySlowdown;
