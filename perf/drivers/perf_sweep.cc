@@ -165,9 +165,11 @@ int runRank(const Options& opts, const CollInfo& coll, Coord& coord) {
         row.dt = dt;
         row.redop = coll.reduces ? opName(op) : "none";
         row.root = coll.rooted ? opts.root : -1;
-        row.oop = measure(ctx, call, sizes, n);
-        call.inPlace = true;
-        row.ip = measure(ctx, call, sizes, n);
+        // nccl-tests' order, out of place then in place, unless --ip-first.
+        for (bool inPlace : {opts.ipFirst, !opts.ipFirst}) {
+          call.inPlace = inPlace;
+          (inPlace ? row.ip : row.oop) = measure(ctx, call, sizes, n);
+        }
         for (PlacementResult* p : {&row.oop, &row.ip}) {
           if (p->na) continue;
           p->algbw = sizes.algBytes / 1e3 / p->timeUs;  // bytes/us/1e3 = GB/s

@@ -178,6 +178,30 @@ TEST(PerfDriver, LockstepNeedsMsgBytesAndZeroOrOne) {
   EXPECT_NE(run.out.find("bad value 'yes' for flag -lockstep"), std::string::npos) << run.out;
 }
 
+// --ip-first 1 times the in-place column before the out-of-place one: both still run, are
+// checked (the driver exits non-zero on any wrong element) and are reported in their columns.
+TEST(PerfDriver, IpFirstTimesBothColumnsInPlaceFirst) {
+  CmdResult run = runCommand(driver("all_reduce") +
+                             " --ranks 2 --timeout 120 -b 1K -e 4K -f 4 -n 2 --ip-first 1");
+  EXPECT_EQ(run.status, 0) << run.out;
+  int rows = 0;
+  std::istringstream in(run.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream f(line);
+    std::vector<std::string> cols;
+    for (std::string c; f >> c;) cols.push_back(c);
+    if (cols.size() < 13 || (cols[0] != "1024" && cols[0] != "4096")) continue;
+    ++rows;
+    EXPECT_EQ(cols[8], "0") << line;   // out of place #wrong
+    EXPECT_EQ(cols[12], "0") << line;  // in place #wrong
+  }
+  EXPECT_EQ(rows, 2) << run.out;
+  run = runCommand(driver("all_reduce") + " --ranks 2 --ip-first 2");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("bad value '2' for flag -ip-first"), std::string::npos) << run.out;
+}
+
 TEST(PerfDriver, MsgBytesIsRefusedOutsideSendrecv) {
   CmdResult run = runCommand(driver("all_reduce") + " --ranks 2 --msg-bytes 4K");
   EXPECT_EQ(run.status, 2) << run.out;
