@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 2026-12-03 14:26 UTC, VM D (2-vCPU AMD EPYC, Firecracker), under flock /tmp/loom-measure.lock:
+# 2026-12-03 14:26 UTC, VM E (2-vCPU Intel Xeon, KVM, 2 MiB L2 per core, 260 MiB L3), under flock /tmp/loom-measure.lock:
 #   flock /tmp/loom-measure.lock bash run.sh [BUILD] > raw.txt
 # Columns of raw.txt: transport, repetition, --ip-first, out-of-place us, in-place us.
 # Order effect: each driver run times out of place and in place; --ip-first 1 swaps the order.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Validation run 36 (VM D: 2-vCPU AMD EPYC under Firecracker): run 35's settings (5 rounds at
+# Validation run 36 (VM E: 2-vCPU Intel Xeon under KVM, 2 MiB L2 per core, 260 MiB L3; runs 20-35
+# ran on VM D, a 2-vCPU AMD EPYC under Firecracker): run 35's settings (5 rounds at
 # 4-64 MiB, 9 at 1 MiB, 1 MiB shm pair rings) with the in-place reduction priced: membw_perf's
 # new in-place rate (dst = dst + x) for every reduction whose local operand is its destination
 # (an out-of-place Rabenseifner's steps after its first; loom-plan --sim-reduce-ip-gbps), and the
