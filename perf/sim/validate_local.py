@@ -753,11 +753,12 @@ def cpu_round(a, r, key, above):
     # as in the other columns (run 10: a message's in-cache rate put shm's 2-rank ring at
     # 1 MiB at 0.72-0.74, and a rate measured on an operand another core wrote, 14 GB/s at
     # 512 KiB, did not help).
-    red = reduce_at(r["membw"], m) if t == "tcp" else r["membw"][s][1]
+    def red_at(col):
+        return reduce_at(r["membw"], m, col) if t == "tcp" else r["membw"][s][col]
+    red = red_at(1)
     # The in-place reduction rate (dst = dst + x), at the same working set; 0 where the round has
     # none (runs before run 36): then every reduction is priced at `red`.
-    has_ip = all(len(v) > 2 for v in r["membw"].values())
-    red_ip = 0.0 if not has_ip else reduce_at(r["membw"], m, 2) if t == "tcp" else r["membw"][s][2]
+    red_ip = red_at(2) if all(len(v) > 2 for v in r["membw"].values()) else 0.0
     kg = f"{p}:{s}"
     if above == "all-gather, smallest":
         # The latency the all-gather column fits at the smallest size this round ran on p ranks

@@ -70,14 +70,7 @@ Status Engine::startFlow(int src, uint32_t sendStep, int dst, uint32_t recvStep,
     finish(src, sendStep, dst, recvStep, paths_[pid].latency, false);
     return Status();
   }
-  if (cpuMoves_) {
-    const SimStep& r = stepOf(dst, recvStep);
-    const bool fusedReduce = fused_ && r.op == OpKind::kRecvReduce;
-    pid = cpuPathFor(pid, src, dst, sendDelta,
-                     !fusedReduce ? 0
-                     : r.inPlace  ? kReducesInPlace
-                                  : kReduces);
-  }
+  if (cpuMoves_) pid = cpuPathFor(pid, src, dst, sendDelta, stepOf(dst, recvStep));
   const PathRec& p = paths_[pid];
   const FlowInfo fi{src, dst, sendStep, recvStep, bytes, pid, conn};
   if (c.idle) {  // its last message went out in this batch: this one takes the flow over

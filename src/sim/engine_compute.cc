@@ -38,8 +38,10 @@ uint32_t Engine::addPath(std::vector<PathHop>* hops, double latency, bool reduce
 }
 
 // A transfer the CPUs perform: its net path plus the sender's and the receiver's cores.
-uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, int reduce) {
-  const auto key = std::make_tuple(netPath, src, dst, reduce);
+uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta,
+                            const SimStep& recv) {
+  const bool reduce = fused_ && recv.op == OpKind::kRecvReduce;
+  const auto key = std::make_tuple(netPath, src, dst, reduce ? reduceKind(recv) : -1);
   const bool cacheable = opt_.routing != RoutingMode::kUgal;
   if (cacheable) {
     auto it = cpuPathOf_.find(key);
@@ -48,14 +50,11 @@ uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelt
   const PathRec base = paths_[netPath];
   tmpHops_.assign(hops_.begin() + base.off, hops_.begin() + base.off + base.len);
   if (opt_.sendCoreGBps > 0) addCoreHops(src, opt_.sendCoreGBps, &tmpHops_);
-  const double recv = reduce == kReducesInPlace && opt_.recvReduceInPlaceCoreGBps > 0
-                          ? opt_.recvReduceInPlaceCoreGBps
-                      : reduce != 0 ? opt_.recvReduceCoreGBps
-                                    : opt_.recvCoreGBps;
-  if (recv > 0) addCoreHops(dst, recv, &tmpHops_);
+  const double recvGBps = reduce ? recvReduceRate(recv) : opt_.recvCoreGBps;
+  if (recvGBps > 0) addCoreHops(dst, recvGBps, &tmpHops_);
   // The pair's own link (folded: every member pair of the class path has one; weight 1 each).
   if (opt_.pairGBps > 0) tmpHops_.push_back({pairLink_.at(Folding::key(src, sendDelta)), 1.0});
-  uint32_t id = addPath(&tmpHops_, base.latency, reduce != 0);
+  uint32_t id = addPath(&tmpHops_, base.latency, reduce);
   if (cacheable) cpuPathOf_[key] = id;
   return id;
 }

@@ -130,15 +130,19 @@ class Engine {
   Status setUpCompute();
   void addCoreHops(int unit, double gbps, std::vector<PathHop>* hops) const;
   uint32_t addPath(std::vector<PathHop>* hops, double latency, bool reduces);
-  // `reduce`: the receiver reduces on the way (kReduces), in place (kReducesInPlace), or not (0).
-  uint32_t cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, int reduce);
+  // `recv`: the receiving step (a fused RecvReduce costs the receiver its reduction rate).
+  uint32_t cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelta, const SimStep& recv);
   // `kind`: what runs on the core (its path is kept per unit and kind).
   void startCompute(int unit, uint32_t step, uint64_t bytes, double gbps, int kind);
-  enum : int { kReduces = 1, kReducesInPlace = 2 };  // cpuPathFor's `reduce`
   enum : int { kComputeReduce, kComputeCopy, kComputeReduceInPlace, kComputeKinds };
-  // A reduction step's rate and compute kind (SimStep::inPlace: the in-place rate where given).
+  // A reduction step's rate after its transfer, or fused into it on the receiver's core, and its
+  // compute kind (SimStep::inPlace: the in-place rates where given).
   double reduceRate(const SimStep& st) const {
     return st.inPlace && opt_.reduceInPlaceGBps > 0 ? opt_.reduceInPlaceGBps : opt_.reduceGBps;
+  }
+  double recvReduceRate(const SimStep& st) const {
+    return st.inPlace && opt_.recvReduceInPlaceCoreGBps > 0 ? opt_.recvReduceInPlaceCoreGBps
+                                                            : opt_.recvReduceCoreGBps;
   }
   static int reduceKind(const SimStep& st) {
     return st.inPlace ? kComputeReduceInPlace : kComputeReduce;
