@@ -61,6 +61,13 @@ CPU columns price every reduction whose local operand is its destination at that
 (loom-plan --sim-reduce-ip-gbps: an out-of-place Rabenseifner's steps after its first), and
 simulate the in-place call too (--sim-in-place), against the drivers' in-place time
 (inplace_text).
+Since session 22 (2026-12-03) the CPU columns also hold an shm pair's handoff longer while its
+receiver reduces out of the ring (loom-plan --sim-pair-copy-gbps, membw_perf's memcpy at the
+same working set): such a byte costs the pair 1 / the reduction rate - 1 / the memcpy rate more
+than a copied one (the 2-rank sendrecv that gives the pair's rate copies on both sides). On 2
+ranks, where the pair and not the shared cores is the limit, this is what a reduce-scatter step
+adds over an all-gather step; above the cores it changes little. --pair-copy 0 leaves it out (the
+model of runs 26-37).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -357,10 +364,11 @@ def plan_args(transport, ranks):
 
 
 def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, coll="allreduce",
-             red_ip=0.0, inplace=False):
+             red_ip=0.0, inplace=False, pair_copy=0.0):
     """(decision, model us, simulated us) of loom-plan --simulate for one point (core_gbps > 0:
     --sim-core-gbps) of collective `coll` (loom-plan --coll); red_ip > 0: the in-place reduction
-    rate (--sim-reduce-ip-gbps); inplace: the in-place call (--sim-in-place)."""
+    rate (--sim-reduce-ip-gbps); inplace: the in-place call (--sim-in-place); pair_copy > 0: the
+    memcpy rate a reduction out of an shm pair ring is held against (--sim-pair-copy-gbps)."""
     cmd = [os.path.join(build, "tools", "loom-plan", "loom-plan"), *plan_args(transport, ranks),
            "--params", params, "--simulate", "--sim-always", "--sim-cores", str(cores),
            "--min", str(size), "--max", str(size), "--coll", coll]
@@ -370,6 +378,8 @@ def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, 
         cmd += ["--sim-reduce-ip-gbps", f"{red_ip:.4f}"]
     if inplace:
         cmd += ["--sim-in-place"]
+    if pair_copy > 0:
+        cmd += ["--sim-pair-copy-gbps", f"{pair_copy:.4f}"]
     if algo != "planner":
         cmd += ["--algo", f"{coll}:{algo.split('(')[0]}"]
     for line in run(cmd).splitlines():
@@ -581,14 +591,14 @@ def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
     return FITTED[memo]
 
 
-def fit_reduce(a, t, p, s, rate, red, core, alpha, target_us):
+def fit_reduce(a, t, p, s, rate, red, core, alpha, target_us, pair_copy=0.0):
     """The reduction rate (GB/s) at which loom-plan --simulate prices the ring reduce-scatter of s
     bytes on p ranks (the other costs as fit_alpha's, `alpha` the latency fitted there) at
     target_us, the measured one; `red` (the calibrated rate) when even that is priced slower.
     Bisection on a log scale down to red / 64: the simulated time falls as the rate grows."""
     def sim(r):
         return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, r, a.cores), "ring",
-                        a.cores, core / 1e3, coll="reducescatter")[2]
+                        a.cores, core / 1e3, coll="reducescatter", pair_copy=pair_copy)[2]
     if sim(red) >= target_us:
         return red
     lo, hi = red / 64, red
@@ -686,13 +696,14 @@ def simulate_cpu(a, rounds, key, above="1-message"):
             reds.append(x["red"])
         params = params_line(t, x["alpha"], x["rate"] / 1e3, x["red"], a.cores)
         sim_us = simulate(a.build, t, p, s, params, x["ran"], a.cores, x["core"] / 1e3,
-                          red_ip=x["red_ip"])[2]
+                          red_ip=x["red_ip"], pair_copy=x["pair_copy"])[2]
         ratios.append(sim_us / r["points"][key][0])
         sims.append(sim_us)
         ip_us = r.get("point_ip", {}).get(key)
         if x["red_ip"] > 0 and ip_us:
             ip_ratios.append(simulate(a.build, t, p, s, params, x["ran"], a.cores,
-                                      x["core"] / 1e3, red_ip=x["red_ip"], inplace=True)[2] /
+                                      x["core"] / 1e3, red_ip=x["red_ip"], inplace=True,
+                                      pair_copy=x["pair_copy"])[2] /
                              ip_us)
     return {"sim_us": median(sims), "ratio": median(ratios), "ratios": ratios,
             **({"alpha_us": median(alphas)} if alphas else {}),
@@ -759,6 +770,9 @@ def cpu_round(a, r, key, above):
     # The in-place reduction rate (dst = dst + x), at the same working set; 0 where the round has
     # none (runs before run 36): then every reduction is priced at `red`.
     red_ip = red_at(2) if all(len(v) > 2 for v in r["membw"].values()) else 0.0
+    # shm: the memcpy rate at the same working set, against which a reduction out of the pair
+    # ring holds the pair's handoff (--sim-pair-copy-gbps; loom-plan leaves it out over tcp).
+    pair_copy = r["membw"][s][0] if t == "shm" and a.pair_copy else 0.0
     kg = f"{p}:{s}"
     if above == "all-gather, smallest":
         # The latency the all-gather column fits at the smallest size this round ran on p ranks
@@ -777,9 +791,11 @@ def cpu_round(a, r, key, above):
     if above == "reduce-scatter":
         if kg not in c.get("reducescatter_us", {}):
             return None
-        fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg])
+        fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg],
+                            pair_copy)
         red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
-    return {"ran": ran, "rate": rate, "core": core, "red": red, "alpha": alpha, "red_ip": red_ip}
+    return {"ran": ran, "rate": rate, "core": core, "red": red, "alpha": alpha, "red_ip": red_ip,
+            "pair_copy": pair_copy}
 
 
 def main():
@@ -805,6 +821,10 @@ def main():
                     help="cores the ranks share (default: this machine's; --rescore: the stored "
                     "run's, else this machine's)")
     ap.add_argument("--tolerance", type=float, default=0.25)
+    ap.add_argument("--pair-copy", type=int, choices=(0, 1), default=1,
+                    help="CPU columns: hold an shm pair's handoff longer while its receiver "
+                    "reduces out of the ring (loom-plan --sim-pair-copy-gbps at membw_perf's "
+                    "memcpy rate; 0: not, the model of runs 26-37)")
     ap.add_argument("--alpha-cpu", type=float, default=None,
                     help="the fraction of a message's latency that the cost model counts as CPU "
                     "work of the shared cores (shmAlphaCpu / tcpAlphaCpu in the parameters the "
@@ -1149,7 +1169,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                     "with the CPU-time calibration (the same messages, but a core's cost per byte "
                     "from the sendrecv's CPU time, not its wall time; the latency from the p-rank "
                     "sendrecv of 8 B; over tcp, the reduction rate at one message's working "
-                    "set)" + "".join(f"; **{sum(r[f'{c}_pass'] for r in rows)} of {len(rows)}** "
+                    "set" + ("; over shm, a pair's handoff held 1 / the reduction rate - 1 / "
+                             "membw_perf's memcpy rate longer per byte its receiver reduces out "
+                             "of the ring, --sim-pair-copy-gbps" if a.pair_copy else "") +
+                    ")" + "".join(f"; **{sum(r[f'{c}_pass'] for r in rows)} of {len(rows)}** "
                                      f"{SUMMARY_TEXT[c]}" for c, _, _ in CPU_COLUMNS[1:]
                                      if all(r[f"{c}_ratio"] for r in rows)) +
                     ".", ""]

@@ -70,6 +70,12 @@ struct SimOptions {
   // A CPU-performed transfer between two ranks also runs at most at this rate, shared by the
   // pair's messages at once (the handoff of slices between two processes; 0: no such limit).
   double pairGBps = 0;
+  // ...and a receive that reduces as it drains the pair (a fused RecvReduce) holds the handoff
+  // longer than one that copies: each byte it reduces costs the pair's link 1 / pairGBps plus
+  // what the reduction costs over a copy, 1 / (its recvReduce rate) - 1 / pairCopyGBps, when
+  // positive (pairCopyGBps: the receiver's local copy rate, the copy pairGBps was measured
+  // with; 0: no such cost). An in-place reduction, about a copy's rate on a CPU, adds ~nothing.
+  double pairCopyGBps = 0;
   // Oversubscription by busy ranks (hostCores > 0): while k ranks of a host are busy (at least one
   // transfer or compute flow crosses their core) and k > hostCores, the host's cores deliver
   // 1 / f(k) of their capacity. What more processes than cores cost (context switches, cache

@@ -52,8 +52,14 @@ uint32_t Engine::cpuPathFor(uint32_t netPath, int src, int dst, int32_t sendDelt
   if (opt_.sendCoreGBps > 0) addCoreHops(src, opt_.sendCoreGBps, &tmpHops_);
   const double recvGBps = reduce ? recvReduceRate(recv) : opt_.recvCoreGBps;
   if (recvGBps > 0) addCoreHops(dst, recvGBps, &tmpHops_);
-  // The pair's own link (folded: every member pair of the class path has one; weight 1 each).
-  if (opt_.pairGBps > 0) tmpHops_.push_back({pairLink_.at(Folding::key(src, sendDelta)), 1.0});
+  // The pair's own link (folded: every member pair of the class path has one; weight 1 each),
+  // held longer by a reduction that costs more than the copy (SimOptions::pairCopyGBps).
+  if (opt_.pairGBps > 0) {
+    double w = 1.0;
+    if (reduce && opt_.pairCopyGBps > 0)
+      w += opt_.pairGBps * std::max(0.0, 1.0 / recvGBps - 1.0 / opt_.pairCopyGBps);
+    tmpHops_.push_back({pairLink_.at(Folding::key(src, sendDelta)), w});
+  }
   uint32_t id = addPath(&tmpHops_, base.latency, reduce);
   if (cacheable) cpuPathOf_[key] = id;
   return id;
@@ -82,12 +88,13 @@ Status Engine::setUpCompute() {
   compute_ = opt_.computeShared;
   if (opt_.hostCores < 0 || opt_.sendCoreGBps < 0 || opt_.recvCoreGBps < 0 ||
       opt_.recvReduceCoreGBps < 0 || opt_.recvReduceInPlaceCoreGBps < 0 || opt_.pairGBps < 0 ||
-      opt_.reduceInPlaceGBps < 0)
+      opt_.reduceInPlaceGBps < 0 || opt_.pairCopyGBps < 0)
     return invalidArgument(
         "sim: hostCores (", opt_.hostCores, "), sendCoreGBps (", opt_.sendCoreGBps,
         "), recvCoreGBps (", opt_.recvCoreGBps, "), recvReduceCoreGBps (", opt_.recvReduceCoreGBps,
         "), recvReduceInPlaceCoreGBps (", opt_.recvReduceInPlaceCoreGBps, "), pairGBps (",
-        opt_.pairGBps, ") and reduceInPlaceGBps (", opt_.reduceInPlaceGBps, ") must be >= 0");
+        opt_.pairGBps, "), reduceInPlaceGBps (", opt_.reduceInPlaceGBps, ") and pairCopyGBps (",
+        opt_.pairCopyGBps, ") must be >= 0");
   if (!compute_) return setUpBusy();
   cpuMoves_ = opt_.sendCoreGBps > 0 || opt_.recvCoreGBps > 0 || opt_.recvReduceCoreGBps > 0 ||
               opt_.pairGBps > 0;

@@ -240,6 +240,67 @@ TEST(PlanSimulate, InPlaceReductionsRunAtTheInPlaceRate) {
   EXPECT_NE(st.message().find("--sim-reduce-ip-gbps"), std::string::npos) << st.message();
 }
 
+// --sim-pair-copy-gbps: over shm a receive that reduces out of the pair ring holds the pair's
+// handoff 1 / reduceGBps - 1 / the copy rate longer per byte. 2 ranks on 2 cores, pairs at 6 GB/s,
+// a core 12 GB/s per side, reductions 10 GB/s, copies 20: the reduce-scatter step's pair costs
+// 1/6 + 1/10 - 1/20 ns per byte (4.62 GB/s, under the core's 1 / (1/12 + 1/10) = 5.45), the
+// all-gather step's 1/6. Over tcp (each rank its own host, loopback) it is not applied: the
+// receiver reduces from its staging after the socket's receive, outside the handoff.
+TEST(PlanSimulate, ReducingReceiveHoldsTheShmPairLonger) {
+  OneMachine m(2, "allreduce:ring");
+  loomplan::SimulateSetup& s = m.setup;
+  s.params.reduceGBps = 10;
+  const uint64_t bytes = 16 << 20;
+  const double half = bytes / 2.0;
+  auto simulated = [&](loomplan::SimulateSetup& setup, Planner* pl, double copy) {
+    setup.opt.pairCopyGBps = copy;
+    loomplan::PlanSimulator ps(pl, setup);
+    EXPECT_TRUE(ps.init().ok());
+    loomplan::SimulatedRow row;
+    EXPECT_TRUE(ps.row(allreduce(bytes), &row).ok());
+    return row.decisionSimSec;
+  };
+  const double plain = half / (1 / (1.0 / 12 + 1.0 / 10) * 1e9) + half / 6e9;
+  EXPECT_NEAR(simulated(s, m.planner.get(), 0), plain, 0.01 * plain);
+  const double held = half * (1.0 / 6 + 1.0 / 10 - 1.0 / 20) / 1e9 + half / 6e9;
+  EXPECT_NEAR(simulated(s, m.planner.get(), 20), held, 0.01 * held);
+  // A copy slower than the reduction (or an in-place reduction at a copy's rate) adds nothing.
+  EXPECT_NEAR(simulated(s, m.planner.get(), 5), plain, 0.01 * plain);
+
+  PlannerContext c;
+  c.nranks = 2;
+  c.hostOf = {0, 1};
+  c.interHost = Transport::kTcp;
+  c.readEnv = false;
+  c.algo = "allreduce:ring";
+  ASSERT_TRUE(
+      CostParams::parse("tcpAlphaUs=0.001,tcpGBps=6,hostMemGBps=100,reduceGBps=10", &c.params)
+          .ok());
+  Planner tcpPlanner(c);
+  loomplan::SimulateSetup t;
+  t.hosts = 2;
+  t.nranks = 2;
+  t.hostOf = c.hostOf;
+  t.interHost = c.interHost;
+  t.params = c.params;
+  t.opt.localCores = 2;
+  const double viaTcp = simulated(t, &tcpPlanner, 0);
+  EXPECT_GT(viaTcp, 0);
+  EXPECT_DOUBLE_EQ(simulated(t, &tcpPlanner, 20), viaTcp);
+
+  s.opt.pairCopyGBps = -1;
+  loomplan::PlanSimulator bad(m.planner.get(), s);
+  Status st = bad.init();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("--sim-pair-copy-gbps"), std::string::npos) << st.message();
+  s.opt.pairCopyGBps = 20;
+  s.opt.localCores = 0;
+  loomplan::PlanSimulator noCores(m.planner.get(), s);
+  st = noCores.init();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("needs --sim-cores"), std::string::npos) << st.message();
+}
+
 TEST(PlanSimulate, BadOptionsAreErrors) {
   Oversubscribed f;
   f.setup.opt.top = 0;

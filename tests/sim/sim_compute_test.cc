@@ -180,6 +180,45 @@ TEST(SimCompute, RingInPlaceReducesAtTheInPlaceRate) {
   }
 }
 
+// SimOptions::pairCopyGBps: a receive that reduces as it drains its pair holds the pair's link
+// 1 / (its reduction rate) - 1 / pairCopyGBps longer per byte than a copying one. The 2-rank ring
+// on 2 cores, pairs at 2.5 GB/s (under what a core allows: the pair is the limit), cores 6 GB/s
+// per side, reductions on receipt 8 GB/s (in place 16), copies 16: out of place the reduce-scatter
+// step's pair costs 1/2.5 + 1/8 - 1/16 ns per byte, in place (a copy's rate) and with no copy rate
+// 1/2.5; the all-gather step 1/2.5 either way.
+TEST(SimCompute, ReducingReceiveHoldsThePairLonger) {
+  const int p = 2;
+  auto net = oneHost(p);
+  SimOptions o = computeOptions(5, 2);
+  o.sendCoreGBps = o.recvCoreGBps = 6;
+  o.recvReduceCoreGBps = 8;
+  o.recvReduceInPlaceCoreGBps = 16;
+  o.pairGBps = 2.5;
+  const double block = static_cast<double>(kBytes) / p, pair = block / 2.5e9;
+  struct Case {
+    bool inPlace;
+    double copy, rsNsPerByte;
+  };
+  for (const Case& c : {Case{false, 0, 1 / 2.5}, Case{false, 16, 1 / 2.5 + 1.0 / 8 - 1.0 / 16},
+                        Case{true, 16, 1 / 2.5}, Case{false, 4, 1 / 2.5}}) {
+    o.pairCopyGBps = c.copy;
+    ScheduleSet set(p);
+    ASSERT_TRUE(oneChunkAllReduce("ring", p, c.inPlace, &set).ok());
+    SimResult res;
+    ASSERT_TRUE(simulate(*net, set, {}, o, &res).ok());
+    const double expect = block * c.rsNsPerByte / 1e9 + pair;
+    EXPECT_NEAR(res.seconds, expect, 1e-6 * expect)
+        << "inPlace " << c.inPlace << ", pairCopyGBps " << c.copy;
+  }
+  o.pairCopyGBps = -1;
+  ScheduleSet set(p);
+  ASSERT_TRUE(oneChunkAllReduce("ring", p, false, &set).ok());
+  SimResult res;
+  const Status st = simulate(*net, set, {}, o, &res);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("pairCopyGBps"), std::string::npos) << st.message();
+}
+
 // Which reductions a schedule runs in place (SimStep::inPlace): none of the out-of-place ring's;
 // all of the in-place ring's; Rabenseifner out of place reduces its first halving step from the
 // send buffer into the receive buffer and the later ones in the receive buffer, in place.

@@ -62,10 +62,13 @@ Status PlanSimulator::init() {
   if (static_cast<int>(s_.hostOf.size()) != p)
     return invalidArgument("--simulate: ", s_.hostOf.size(), " host entries for ", p, " ranks");
   if (o.margin < 0 || o.top < 1 || o.maxRanks < 1 || o.flowBudget < 1 || o.localCores < 0 ||
-      o.coreGBps < 0 || o.copyGBps < 0 || o.reduceIpGBps < 0)
+      o.coreGBps < 0 || o.copyGBps < 0 || o.reduceIpGBps < 0 || o.pairCopyGBps < 0)
     return invalidArgument(
         "--sim-margin must be >= 0, --sim-top, --sim-max-ranks, --sim-flows >= 1",
-        ", --sim-cores, --sim-core-gbps, --sim-copy-gbps and --sim-reduce-ip-gbps >= 0");
+        ", --sim-cores, --sim-core-gbps, --sim-copy-gbps, --sim-reduce-ip-gbps and ",
+        "--sim-pair-copy-gbps >= 0");
+  if (o.pairCopyGBps > 0 && o.localCores <= 0)
+    return invalidArgument("--sim-pair-copy-gbps needs --sim-cores (one machine's shared cores)");
   std::vector<int> localOf(p);
   std::map<int, int> seen;
   for (int r = 0; r < p; ++r) localOf[r] = seen[s_.hostOf[r]]++;
@@ -108,6 +111,7 @@ Status PlanSimulator::init() {
     simOpt_.recvReduceInPlaceCoreGBps = o.reduceIpGBps > 0 ? onReceipt(o.reduceIpGBps) : 0;
     simOpt_.reduceGBps = cp.reduceGBps;
     simOpt_.copyGBps = o.copyGBps > 0 ? o.copyGBps : simOpt_.sendCoreGBps;
+    simOpt_.pairCopyGBps = viaTcp ? 0 : o.pairCopyGBps;
     LOOM_CHECK(
         sim::parseBusySlowdown(o.busySlowdown, "--sim-busy-slowdown", &simOpt_.busySlowdown));
     for (const auto& [k, f] : simOpt_.busySlowdown)
@@ -163,7 +167,11 @@ std::string PlanSimulator::describeModel() const {
     if (simOpt_.recvReduceInPlaceCoreGBps > 0)
       os << " (in place " << 1 / simOpt_.recvReduceInPlaceCoreGBps << ")";
     os << ", copied " << 1 / simOpt_.copyGBps << ", a pair moves at most " << simOpt_.pairGBps
-       << " GB/s, " << simOpt_.latNvlinkUs << " us per message";
+       << " GB/s";
+    if (simOpt_.pairCopyGBps > 0)
+      os << " (a reduction out of its ring holds it 1 / (reduced on receipt) - "
+         << 1 / simOpt_.pairCopyGBps << " ns more per byte)";
+    os << ", " << simOpt_.latNvlinkUs << " us per message";
     if (!simOpt_.busySlowdown.empty()) {
       os << "; with k ranks busy the cores deliver 1/f(k):";
       for (const auto& [k, f] : simOpt_.busySlowdown) os << " " << k << ":" << f;
@@ -376,6 +384,12 @@ void addSimulateOptions(CLI::App* app, bool* simulate, SimulateOptions* o) {
                   "destination (dst = dst + x: every one of an in-place call's, and an "
                   "out-of-place Rabenseifner's after its first step; default the parameters' "
                   "reduceGBps)")
+      ->needs(sim);
+  app->add_option("--sim-pair-copy-gbps", o->pairCopyGBps,
+                  "With --sim-cores, over shm: the receiver's local copy rate (GB/s, a memcpy); "
+                  "a receive that reduces out of the pair ring holds the pair's handoff 1 / "
+                  "(its reduction rate) - 1 / this longer per byte than a copying one (default 0: "
+                  "not at all)")
       ->needs(sim);
   app->add_flag("--sim-in-place", o->inPlace,
                 "Simulate the in-place call (send buffer = receive buffer: no copy of the "

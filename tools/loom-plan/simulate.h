@@ -60,6 +60,11 @@ struct SimulateOptions {
   // (sim::SimOptions::reduceInPlaceGBps; 0: the parameters' reduceGBps).
   double reduceIpGBps = 0;
   bool inPlace = false;  // simulate the in-place call (sched::CollArgs::inPlace)
+  // > 0 (with localCores, over shm): the receiver's local copy rate, against which a reduction
+  // out of the pair ring holds the pair's handoff longer (sim::SimOptions::pairCopyGBps; 0: off;
+  // over tcp the receiver reduces from its staging after the socket's receive, not in the
+  // handoff, so it is not applied there).
+  double pairCopyGBps = 0;
   // "K:F,...": with k > localCores ranks busy at once the cores deliver 1 / f(k) of their
   // capacity (sim::SimOptions::busySlowdown; "": off).
   std::string busySlowdown;
