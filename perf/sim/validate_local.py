@@ -772,7 +772,7 @@ def cpu_round(a, r, key, above):
     red_ip = red_at(2) if all(len(v) > 2 for v in r["membw"].values()) else 0.0
     # shm: the memcpy rate at the same working set, against which a reduction out of the pair
     # ring holds the pair's handoff (--sim-pair-copy-gbps; loom-plan leaves it out over tcp).
-    pair_copy = r["membw"][s][0] if t == "shm" and a.pair_copy else 0.0
+    pair_copy = red_at(0) if t == "shm" and a.pair_copy else 0.0
     kg = f"{p}:{s}"
     if above == "all-gather, smallest":
         # The latency the all-gather column fits at the smallest size this round ran on p ranks

@@ -89,22 +89,33 @@ TEST(PlanSimulate, TableListsSimulatedTimes) {
   EXPECT_NE(out.find("   ~ "), std::string::npos) << out;
 }
 
+// p ranks, each its own host, over tcp (loom's runs under LOOM_TRANSPORT=tcp, or a flat tcp
+// network); `algo` forced where given (LOOM_ALGO's form), `params` the cost parameters where given.
+struct OwnHostsTcp {
+  PlannerContext ctx;
+  std::unique_ptr<Planner> planner;
+  loomplan::SimulateSetup setup;
+  explicit OwnHostsTcp(int p, const char* algo = nullptr, const char* params = nullptr) {
+    ctx.nranks = p;
+    for (int r = 0; r < p; ++r) ctx.hostOf.push_back(r);
+    ctx.interHost = Transport::kTcp;
+    ctx.readEnv = false;
+    if (algo != nullptr) ctx.algo = algo;
+    if (params != nullptr) EXPECT_TRUE(CostParams::parse(params, &ctx.params).ok());
+    planner = std::make_unique<Planner>(ctx);
+    setup.hosts = p;
+    setup.nranks = p;
+    setup.hostOf = ctx.hostOf;
+    setup.interHost = ctx.interHost;
+    setup.params = ctx.params;
+  }
+};
+
 TEST(PlanSimulate, SureCaseDoesNotConsultTheSimulator) {
   // Flat tcp network, 4 hosts, 8 bytes: recursive doubling (2 messages) is far ahead of every
   // other algorithm and no resource is shared.
-  PlannerContext c;
-  c.nranks = 4;
-  c.hostOf = {0, 1, 2, 3};
-  c.interHost = Transport::kTcp;
-  c.readEnv = false;
-  Planner pl(c);
-  loomplan::SimulateSetup s;
-  s.hosts = 4;
-  s.nranks = 4;
-  s.hostOf = c.hostOf;
-  s.interHost = c.interHost;
-  s.params = c.params;
-  loomplan::PlanSimulator ps(&pl, s);
+  OwnHostsTcp f(4);
+  loomplan::PlanSimulator ps(f.planner.get(), f.setup);
   ASSERT_TRUE(ps.init().ok());
   loomplan::SimulatedRow row;
   ASSERT_TRUE(ps.row(allreduce(8), &row).ok());
@@ -267,26 +278,11 @@ TEST(PlanSimulate, ReducingReceiveHoldsTheShmPairLonger) {
   // A copy slower than the reduction (or an in-place reduction at a copy's rate) adds nothing.
   EXPECT_NEAR(simulated(s, m.planner.get(), 5), plain, 0.01 * plain);
 
-  PlannerContext c;
-  c.nranks = 2;
-  c.hostOf = {0, 1};
-  c.interHost = Transport::kTcp;
-  c.readEnv = false;
-  c.algo = "allreduce:ring";
-  ASSERT_TRUE(
-      CostParams::parse("tcpAlphaUs=0.001,tcpGBps=6,hostMemGBps=100,reduceGBps=10", &c.params)
-          .ok());
-  Planner tcpPlanner(c);
-  loomplan::SimulateSetup t;
-  t.hosts = 2;
-  t.nranks = 2;
-  t.hostOf = c.hostOf;
-  t.interHost = c.interHost;
-  t.params = c.params;
-  t.opt.localCores = 2;
-  const double viaTcp = simulated(t, &tcpPlanner, 0);
+  OwnHostsTcp t(2, "allreduce:ring", "tcpAlphaUs=0.001,tcpGBps=6,hostMemGBps=100,reduceGBps=10");
+  t.setup.opt.localCores = 2;
+  const double viaTcp = simulated(t.setup, t.planner.get(), 0);
   EXPECT_GT(viaTcp, 0);
-  EXPECT_DOUBLE_EQ(simulated(t, &tcpPlanner, 20), viaTcp);
+  EXPECT_DOUBLE_EQ(simulated(t.setup, t.planner.get(), 20), viaTcp);
 
   s.opt.pairCopyGBps = -1;
   loomplan::PlanSimulator bad(m.planner.get(), s);
