@@ -84,6 +84,9 @@ bool applyFlag(const std::string& flag, const std::string& value, Options* o, st
   else if (flag == "lockstep") {
     ok = value == "0" || value == "1";
     o->lockstep = value == "1";
+  } else if (flag == "pairwise") {
+    ok = value == "0" || value == "1";
+    o->pairwise = value == "1";
   } else if (flag == "ip-first") {
     ok = value == "0" || value == "1";
     o->ipFirst = value == "1";
@@ -196,6 +199,9 @@ void printUsage(const char* prog) {
       "               bytes, all in one group (as a pipelined schedule's chunks go)\n"
       "  --lockstep 1 with --msg-bytes: each message its own group, the next one posted when\n"
       "               this one's send and receive are done (as a ring's steps go)\n"
+      "  --pairwise 1 sendrecv only: each rank exchanges with rank ^ 1 (a partner each way, as\n"
+      "               Rabenseifner's steps go) instead of sending to the next rank and receiving\n"
+      "               from the one before (as a ring's steps go); needs an even rank count\n"
       "  --ip-first 1 time each size in place first, then out of place (nccl-tests' order,\n"
       "               the default, is out of place first; the table's columns stay in order)\n"
       "Run as root under Open MPI: mpirun --allow-run-as-root --oversubscribe -np N %s ...\n",

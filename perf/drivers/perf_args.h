@@ -29,6 +29,7 @@ struct Options {
   int timeoutSec = 0;            // --timeout: the launcher kills the ranks after this many seconds
   size_t msgBytes = 0;    // --msg-bytes: sendrecv as messages of at most this many bytes (0: one)
   bool lockstep = false;  // --lockstep 1: each --msg-bytes message its own group, in turn
+  bool pairwise = false;  // --pairwise 1: sendrecv with rank ^ 1 (both ways), not next/prev
   bool ipFirst = false;   // --ip-first 1: time the in-place column before the out-of-place one
   bool showHelp = false;
 };

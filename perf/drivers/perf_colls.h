@@ -56,6 +56,7 @@ struct CollCall {
   bool inPlace = false;
   size_t msgCount = 0;    // sendrecv: elements per message (0: the whole buffer in one)
   bool lockstep = false;  // sendrecv: each message its own group (done before the next)
+  bool pairwise = false;  // sendrecv: send to and receive from rank ^ 1 (not next / prev)
 };
 
 // Points call.send / call.recv into the two buffers (in place: both into recvBase, at the

@@ -129,6 +129,11 @@ int runRank(const Options& opts, const CollInfo& coll, Coord& coord) {
     if (coord.rank() == 0) std::fprintf(stderr, "-r %d: only %d ranks\n", opts.root, n);
     return 2;
   }
+  if (opts.pairwise && n % 2 != 0) {
+    if (coord.rank() == 0)
+      std::fprintf(stderr, "--pairwise 1 needs an even rank count (got %d ranks)\n", n);
+    return 2;
+  }
   std::string error;
   std::unique_ptr<Backend> backend = makeBackend(opts, coord, &error);
   if (!backend) std::fprintf(stderr, "rank %d: %s\n", coord.rank(), error.c_str());
@@ -159,6 +164,7 @@ int runRank(const Options& opts, const CollInfo& coll, Coord& coord) {
         call.nranks = n;
         if (opts.msgBytes > 0) call.msgCount = std::max<size_t>(1, opts.msgBytes / typeSize(dt));
         call.lockstep = opts.lockstep;
+        call.pairwise = opts.pairwise;
         RowResult row;
         row.size = sizes.sizeBytes;
         row.count = sizes.count;
@@ -202,6 +208,10 @@ int driverMain(int argc, char** argv, const char* collName) {
   if (opts.msgBytes > 0 && (coll->kind != CollKind::kSendRecv || opts.backend != "loom")) {
     std::fprintf(stderr, "%s: --msg-bytes applies to sendrecv with the loom backend only\n",
                  argv[0]);
+    return 2;
+  }
+  if (opts.pairwise && coll->kind != CollKind::kSendRecv) {
+    std::fprintf(stderr, "%s: --pairwise applies to sendrecv only\n", argv[0]);
     return 2;
   }
   if (opts.lockstep && opts.msgBytes == 0) {

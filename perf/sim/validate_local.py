@@ -252,8 +252,9 @@ def calibrate_round(build, transport, sizes, iters, ranks, cores):
     # its CPU time.
     return {"alpha_us": alpha_p[2], "alpha_p_us": alpha_p, "sendrecv_us": t, "sendrecv_p_us": over,
             "sendrecv_cpu_us": cpu, "sendrecv_p_cpu_us": cpu_p, "chunked_us": {},
-            "chunked_cpu_us": {}, "lockstep_us": {}, "lockstep_cpu_us": {}, "allgather_us": {},
-            "allgather_cpu_us": {}, "reducescatter_us": {}, "reducescatter_cpu_us": {}}
+            "chunked_cpu_us": {}, "lockstep_us": {}, "lockstep_cpu_us": {}, "pairwise_us": {},
+            "pairwise_cpu_us": {}, "allgather_us": {}, "allgather_cpu_us": {},
+            "reducescatter_us": {}, "reducescatter_cpu_us": {}}
 
 
 def message_bytes(decision, size, ranks):
@@ -285,7 +286,11 @@ def message_bytes(decision, size, ranks):
     return max(1, size // ranks)
 
 
-def calibrate_point(a, transport, ranks, size, msg, iters, calib, params):
+# Schedules whose every step exchanges with one partner both ways (loom-plan's describe() names).
+PAIRWISE = ("rabenseifner", "rd")
+
+
+def calibrate_point(a, transport, ranks, size, msg, iters, calib, params, ran=""):
     """The chunked calibration of one validated point, run right after it: sendrecv of `size` in
     messages of `msg` bytes on 2 ranks (sendrecv_perf --msg-bytes: the bytes and messages of the
     schedule's transfers, in and out of cache as they are), and on `ranks` when they are more
@@ -305,7 +310,10 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib, params):
     (reduce_scatter_perf -a ring, the same parameters): the same p - 1 steps and messages, each
     reducing what it receives into the rank's own block, in calib["reducescatter_us"] and
     calib["reducescatter_cpu_us"] (the "cpu, + reduce-scatter" column fits the reduction rate to
-    it)."""
+    it). Over tcp above the cores, where the schedule `ran` exchanges with one partner per step
+    (PAIRWISE), also the p-rank sendrecv of the same messages with that pattern (--pairwise 1:
+    each rank with rank ^ 1), in calib["pairwise_us"] and calib["pairwise_cpu_us"] under
+    "p:size:msg" (the "pairwise exchange" column's core)."""
     key = f"{ranks}:{size}"
     for coll, driver in (("allgather", "all_gather_perf"), ("reducescatter", "reduce_scatter_perf")):
         if key not in calib[f"{coll}_us"]:
@@ -324,6 +332,14 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib, params):
                     a.build, "sendrecv_perf", p, transport, size, size, iters,
                     ["--msg-bytes", str(msg), *extra], cpu=cpu)[size]
                 calib[f"{name}_cpu_us"][key] = cpu[size]
+    key = f"{ranks}:{size}:{msg}"
+    if (transport == "tcp" and ranks > a.cores and ranks % 2 == 0 and
+            ran.split("(")[0] in PAIRWISE and key not in calib["pairwise_us"]):
+        cpu = {}
+        calib["pairwise_us"][key] = driver_times(
+            a.build, "sendrecv_perf", ranks, transport, size, size, iters,
+            ["--msg-bytes", str(msg), "--pairwise", "1"], cpu=cpu)[size]
+        calib["pairwise_cpu_us"][key] = cpu[size]
 
 
 def oversub_factor(alpha, t2, tp, p, cores):
@@ -432,9 +448,9 @@ def measure_round(a, transports, ranks, sizes, algos):
                         r["point_steal"][(t, algo, p, s)] = steal[s]
                         if s in ip:
                             r["point_ip"][(t, algo, p, s)] = ip[s]
-                        calibrate_point(a, t, p, s, message_bytes(algo if ran == "?" else ran,
-                                                                  s, p), citers[s], r["calib"][t],
-                                        params[s])
+                        sched = algo if ran == "?" else ran
+                        calibrate_point(a, t, p, s, message_bytes(sched, s, p), citers[s],
+                                        r["calib"][t], params[s], sched)
         r["ended"] = time.strftime("%H:%M:%S", time.gmtime())
         r["steal_runs"] = STEAL["log"]
         return r
@@ -487,7 +503,8 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_g0", "all-gather, smallest", "cpu, all-gather at the smallest size"),
                ("cpu_gr", "reduce-scatter", "cpu, + reduce-scatter"),
                ("cpu_gm", "all-gather, cheaper core", "cpu, all-gather, cheaper core"),
-               ("cpu_gf", "all-gather, footprint", "cpu, all-gather, pair-ring footprint")]
+               ("cpu_gf", "all-gather, footprint", "cpu, all-gather, pair-ring footprint"),
+               ("cpu_gp", "all-gather, pairwise", "cpu, all-gather, cheaper core, pairwise")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -510,7 +527,11 @@ SUMMARY_TEXT = {
               "per byte",
     "cpu_gf": "with the all-gather one but, over shm above the cores, the cheaper core only where "
               "the schedule touches pair rings more like the lock-step sendrecv than the streamed "
-              "one"}
+              "one",
+    "cpu_gp": "with the cheaper-core one but, over tcp above the cores, a schedule that exchanges "
+              "with one partner per step (Rabenseifner, recursive doubling) takes a core's cost "
+              "per byte from the p-rank sendrecv of the same messages in that pattern (each rank "
+              "with rank ^ 1) where it spent less CPU time per byte"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -518,7 +539,7 @@ FITTED = {}  # fit_alpha's results by its inputs
 # The columns (simulate_cpu's `above`) whose latency fit_alpha fits, at each size, to the ring
 # all-gather measured beside the point; "all-gather, smallest" takes it from the smallest size.
 ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
-                "all-gather, footprint")
+                "all-gather, footprint", "all-gather, pairwise")
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -751,7 +772,7 @@ def cpu_round(a, r, key, above):
         # The p-rank sendrecv of the same messages: p S sent, each byte paid on both sides.
         core = 2 * p * s / max(1e-3, c["chunked_cpu_us"][kp])
         cheaper = kp in c.get("lockstep_cpu_us", {}) and (
-            above == "all-gather, cheaper core" or
+            above in ("all-gather, cheaper core", "all-gather, pairwise") or
             (above == "all-gather, footprint" and t == "shm" and
              footprint_nearer_lockstep(ran, s, p, m)))
         if cheaper:
@@ -788,6 +809,13 @@ def cpu_round(a, r, key, above):
         if kg not in c.get("allgather_us", {}):
             return None
         alpha = fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
+    if above == "all-gather, pairwise" and t == "tcp" and p > a.cores and \
+            ran.split("(")[0] in PAIRWISE:
+        # After the latency's fit (to the ring all-gather, at the ring pattern's core): the
+        # schedule's own pattern, where its sendrecv spent less CPU per byte.
+        if kp not in c.get("pairwise_cpu_us", {}):
+            return None
+        core = max(core, 2 * p * s / max(1e-3, c["pairwise_cpu_us"][kp]))
     if above == "reduce-scatter":
         if kg not in c.get("reducescatter_us", {}):
             return None
@@ -909,6 +937,9 @@ def rescore(a):
                      # Runs before 2026-12-02 02:40 UTC (run 15) lack the lock-step sendrecv.
                      "lockstep_us": c.get("lockstep_us", {}),
                      "lockstep_cpu_us": c.get("lockstep_cpu_us", {}),
+                     # Runs before run 40 (2026-12-03) lack the pairwise sendrecv.
+                     "pairwise_us": c.get("pairwise_us", {}),
+                     "pairwise_cpu_us": c.get("pairwise_cpu_us", {}),
                      # Runs before 2026-12-02 17:00 UTC (run 22) lack the ring all-gather.
                      "allgather_us": c.get("allgather_us", {}),
                      "allgather_cpu_us": c.get("allgather_cpu_us", {}),
@@ -1191,6 +1222,10 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                      "that ran it), p:S:m: " + by_key(t, "chunked_us"))
         if by_key(t, "lockstep_us"):
             lines.append(f"- {t}: the same in lock-step, us: " + by_key(t, "lockstep_us"))
+        if by_key(t, "pairwise_us"):
+            lines.append(f"- {t}: the same, each rank with rank ^ 1 (pairwise schedules' points), "
+                         "us: " + by_key(t, "pairwise_us") + "; its CPU time, us: " +
+                         by_key(t, "pairwise_cpu_us"))
         if by_key(t, "allgather_us"):
             lines.append(f"- {t}: ring all-gather of S on p ranks, us, p:S: " +
                          by_key(t, "allgather_us") + "; its fitted latency, us: " + "; ".join(

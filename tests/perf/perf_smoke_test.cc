@@ -178,6 +178,29 @@ TEST(PerfDriver, LockstepNeedsMsgBytesAndZeroOrOne) {
   EXPECT_NE(run.out.find("bad value 'yes' for flag -lockstep"), std::string::npos) << run.out;
 }
 
+// --pairwise 1: each rank exchanges with rank ^ 1; the partner's bytes arrive (the check names
+// rank ^ 1 as the source), in one message and in several.
+TEST(PerfDriver, SendrecvPairwiseExchangesWithRankXorOne) {
+  expectCleanSendrecv(runCommand(driver("sendrecv") +
+                                 " --ranks 4 --timeout 120 -b 1000 -e 64K -f 4 -n 2 --pairwise 1"));
+  expectCleanSendrecv(runCommand(driver("sendrecv") +
+                                 " --ranks 4 --timeout 120 -b 1000 -e 64K -f 4 -n 2" +
+                                 " --pairwise 1 --msg-bytes 4K"));
+}
+
+TEST(PerfDriver, PairwiseNeedsEvenRanksSendrecvAndZeroOrOne) {
+  CmdResult run = runCommand(driver("sendrecv") + " --ranks 3 --timeout 60 --pairwise 1");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("--pairwise 1 needs an even rank count (got 3 ranks)"), std::string::npos)
+      << run.out;
+  run = runCommand(driver("all_reduce") + " --ranks 2 --pairwise 1");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("--pairwise applies to sendrecv only"), std::string::npos) << run.out;
+  run = runCommand(driver("sendrecv") + " --ranks 2 --pairwise yes");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("bad value 'yes' for flag -pairwise"), std::string::npos) << run.out;
+}
+
 // --ip-first 1 times the in-place column before the out-of-place one: both still run, are
 // checked (the driver exits non-zero on any wrong element) and are reported in their columns.
 TEST(PerfDriver, IpFirstTimesBothColumnsInPlaceFirst) {
