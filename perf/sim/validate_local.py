@@ -254,6 +254,8 @@ def calibrate_round(build, transport, sizes, iters, ranks, cores):
             "sendrecv_cpu_us": cpu, "sendrecv_p_cpu_us": cpu_p, "chunked_us": {},
             "chunked_cpu_us": {}, "lockstep_us": {}, "lockstep_cpu_us": {}, "pairwise_us": {},
             "pairwise_cpu_us": {}, "allgather_us": {}, "allgather_cpu_us": {},
+            "allgather_rd_us": {}, "allgather_rd_cpu_us": {}, "reducescatter_halving_us": {},
+            "reducescatter_halving_cpu_us": {},
             "reducescatter_us": {}, "reducescatter_cpu_us": {}}
 
 
@@ -313,7 +315,14 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib, params, ran=""
     it). Over tcp above the cores, where the schedule `ran` exchanges with one partner per step
     (PAIRWISE), also the p-rank sendrecv of the same messages with that pattern (--pairwise 1:
     each rank with rank ^ 1), in calib["pairwise_us"] and calib["pairwise_cpu_us"] under
-    "p:size:msg" (the "pairwise exchange" column's core)."""
+    "p:size:msg" (the "pairwise" column's core). And above the cores, where `ran` is PAIRWISE,
+    loom's recursive-doubling all-gather of `size` (all_gather_perf -a rd: Rabenseifner's
+    all-gather half, the same partners and message sizes), in calib["allgather_rd_us"] and
+    calib["allgather_rd_cpu_us"] under "p:size" (the "own all-gather" column fits a core's cost
+    per byte to it), and loom's recursive-halving reduce-scatter of the same `size`
+    (reduce_scatter_perf -a halving: its reduce-scatter half), in
+    calib["reducescatter_halving_us"] and calib["reducescatter_halving_cpu_us"] (the "own
+    halves" column fits the reduction rate to it)."""
     key = f"{ranks}:{size}"
     for coll, driver in (("allgather", "all_gather_perf"), ("reducescatter", "reduce_scatter_perf")):
         if key not in calib[f"{coll}_us"]:
@@ -332,6 +341,18 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib, params, ran=""
                     a.build, "sendrecv_perf", p, transport, size, size, iters,
                     ["--msg-bytes", str(msg), *extra], cpu=cpu)[size]
                 calib[f"{name}_cpu_us"][key] = cpu[size]
+    key = f"{ranks}:{size}"
+    if ranks > a.cores and ran.split("(")[0] in PAIRWISE and key not in calib["allgather_rd_us"]:
+        cpu = {}
+        calib["allgather_rd_us"][key] = driver_times(
+            a.build, "all_gather_perf", ranks, transport, size, size, iters, ["-a", "rd"],
+            {"LOOM_PLAN_PARAMS": params}, cpu=cpu)[size]
+        calib["allgather_rd_cpu_us"][key] = cpu[size]
+        cpu = {}
+        calib["reducescatter_halving_us"][key] = driver_times(
+            a.build, "reduce_scatter_perf", ranks, transport, size, size, iters,
+            ["-a", "halving"], {"LOOM_PLAN_PARAMS": params}, cpu=cpu)[size]
+        calib["reducescatter_halving_cpu_us"][key] = cpu[size]
     key = f"{ranks}:{size}:{msg}"
     if (transport == "tcp" and ranks > a.cores and ranks % 2 == 0 and
             ran.split("(")[0] in PAIRWISE and key not in calib["pairwise_us"]):
@@ -504,7 +525,10 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_gr", "reduce-scatter", "cpu, + reduce-scatter"),
                ("cpu_gm", "all-gather, cheaper core", "cpu, all-gather, cheaper core"),
                ("cpu_gf", "all-gather, footprint", "cpu, all-gather, pair-ring footprint"),
-               ("cpu_gp", "all-gather, pairwise", "cpu, all-gather, cheaper core, pairwise")]
+               ("cpu_gp", "all-gather, pairwise", "cpu, all-gather, cheaper core, pairwise"),
+               ("cpu_go", "all-gather, own all-gather",
+                "cpu, all-gather, cheaper core, own all-gather"),
+               ("cpu_gh", "all-gather, own halves", "cpu, all-gather, cheaper core, own halves")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -531,7 +555,14 @@ SUMMARY_TEXT = {
     "cpu_gp": "with the cheaper-core one but, over tcp above the cores, a schedule that exchanges "
               "with one partner per step (Rabenseifner, recursive doubling) takes a core's cost "
               "per byte from the p-rank sendrecv of the same messages in that pattern (each rank "
-              "with rank ^ 1) where it spent less CPU time per byte"}
+              "with rank ^ 1) where it spent less CPU time per byte",
+    "cpu_go": "with the cheaper-core one but, above the cores, a schedule that exchanges with one "
+              "partner per step takes a core's cost per byte fitted so that the simulator prices "
+              "loom's recursive-doubling all-gather of the same S on the same ranks (Rabenseifner's "
+              "all-gather half), measured right after the point, at its measured time",
+    "cpu_gh": "with the own-all-gather one and then the reduction rate fitted so that the "
+              "simulator prices loom's recursive-halving reduce-scatter of the same S on the same "
+              "ranks (Rabenseifner's other half), measured beside it, at its measured time"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -539,7 +570,8 @@ FITTED = {}  # fit_alpha's results by its inputs
 # The columns (simulate_cpu's `above`) whose latency fit_alpha fits, at each size, to the ring
 # all-gather measured beside the point; "all-gather, smallest" takes it from the smallest size.
 ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
-                "all-gather, footprint", "all-gather, pairwise")
+                "all-gather, footprint", "all-gather, pairwise", "all-gather, own all-gather",
+                "all-gather, own halves")
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -612,13 +644,32 @@ def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
     return FITTED[memo]
 
 
-def fit_reduce(a, t, p, s, rate, red, core, alpha, target_us, pair_copy=0.0):
-    """The reduction rate (GB/s) at which loom-plan --simulate prices the ring reduce-scatter of s
-    bytes on p ranks (the other costs as fit_alpha's, `alpha` the latency fitted there) at
+def fit_core(a, t, p, s, rate, red, core, alpha, target_us):
+    """A core's bytes/us (one side) at which loom-plan --simulate prices loom's recursive-doubling
+    all-gather of s bytes on p ranks (the other costs as fit_alpha's, `alpha` the latency fitted
+    there) at target_us, the measured one. Bisection on a log scale within core / 4 .. 4 core
+    (the bound where even it misses): the simulated time falls as the core's rate grows."""
+    def sim(k):
+        return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, red, a.cores), "rd",
+                        a.cores, k / 1e3, coll="allgather")[2]
+    lo, hi = core / 4, core * 4
+    if sim(hi) >= target_us:
+        return hi
+    if sim(lo) <= target_us:
+        return lo
+    for _ in range(12):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def fit_reduce(a, t, p, s, rate, red, core, alpha, target_us, pair_copy=0.0, algo="ring"):
+    """The reduction rate (GB/s) at which loom-plan --simulate prices the reduce-scatter of s
+    bytes on p ranks by `algo` (loom's ring, or "halving", recursive halving) (the other costs as fit_alpha's, `alpha` the latency fitted there) at
     target_us, the measured one; `red` (the calibrated rate) when even that is priced slower.
     Bisection on a log scale down to red / 64: the simulated time falls as the rate grows."""
     def sim(r):
-        return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, r, a.cores), "ring",
+        return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, r, a.cores), algo,
                         a.cores, core / 1e3, coll="reducescatter", pair_copy=pair_copy)[2]
     if sim(red) >= target_us:
         return red
@@ -772,7 +823,8 @@ def cpu_round(a, r, key, above):
         # The p-rank sendrecv of the same messages: p S sent, each byte paid on both sides.
         core = 2 * p * s / max(1e-3, c["chunked_cpu_us"][kp])
         cheaper = kp in c.get("lockstep_cpu_us", {}) and (
-            above in ("all-gather, cheaper core", "all-gather, pairwise") or
+            above in ("all-gather, cheaper core", "all-gather, pairwise",
+                      "all-gather, own all-gather", "all-gather, own halves") or
             (above == "all-gather, footprint" and t == "shm" and
              footprint_nearer_lockstep(ran, s, p, m)))
         if cheaper:
@@ -816,6 +868,19 @@ def cpu_round(a, r, key, above):
         if kp not in c.get("pairwise_cpu_us", {}):
             return None
         core = max(core, 2 * p * s / max(1e-3, c["pairwise_cpu_us"][kp]))
+    if above in ("all-gather, own all-gather", "all-gather, own halves") and p > a.cores and \
+            ran.split("(")[0] in PAIRWISE:
+        # After the latency's fit: a core's cost per byte at which the schedule's own pattern,
+        # the recursive-doubling all-gather measured beside the point, is priced as it ran.
+        if kg not in c.get("allgather_rd_us", {}):
+            return None
+        core = fit_core(a, t, p, s, rate, red, core, alpha, c["allgather_rd_us"][kg])
+        if above == "all-gather, own halves":
+            if kg not in c.get("reducescatter_halving_us", {}):
+                return None
+            fitted = fit_reduce(a, t, p, s, rate, red, core, alpha,
+                                c["reducescatter_halving_us"][kg], pair_copy, "halving")
+            red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
     if above == "reduce-scatter":
         if kg not in c.get("reducescatter_us", {}):
             return None
@@ -940,6 +1005,11 @@ def rescore(a):
                      # Runs before run 40 (2026-12-03) lack the pairwise sendrecv.
                      "pairwise_us": c.get("pairwise_us", {}),
                      "pairwise_cpu_us": c.get("pairwise_cpu_us", {}),
+                     # Runs before run 41 (2026-12-03) lack the recursive-doubling all-gather.
+                     "allgather_rd_us": c.get("allgather_rd_us", {}),
+                     "allgather_rd_cpu_us": c.get("allgather_rd_cpu_us", {}),
+                     "reducescatter_halving_us": c.get("reducescatter_halving_us", {}),
+                     "reducescatter_halving_cpu_us": c.get("reducescatter_halving_cpu_us", {}),
                      # Runs before 2026-12-02 17:00 UTC (run 22) lack the ring all-gather.
                      "allgather_us": c.get("allgather_us", {}),
                      "allgather_cpu_us": c.get("allgather_cpu_us", {}),
@@ -1222,6 +1292,11 @@ def score(a, rounds, transports, ranks, sizes, algos, started, host, out_dir, su
                      "that ran it), p:S:m: " + by_key(t, "chunked_us"))
         if by_key(t, "lockstep_us"):
             lines.append(f"- {t}: the same in lock-step, us: " + by_key(t, "lockstep_us"))
+        if by_key(t, "allgather_rd_us"):
+            lines.append(f"- {t}: loom's recursive-doubling all-gather of S on p ranks "
+                         "(pairwise schedules' points), us, p:S: " + by_key(t, "allgather_rd_us") +
+                         "; its recursive-halving reduce-scatter, us: " +
+                         by_key(t, "reducescatter_halving_us"))
         if by_key(t, "pairwise_us"):
             lines.append(f"- {t}: the same, each rank with rank ^ 1 (pairwise schedules' points), "
                          "us: " + by_key(t, "pairwise_us") + "; its CPU time, us: " +

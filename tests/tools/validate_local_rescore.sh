@@ -13,19 +13,19 @@
 # None of them has the ring all-gather (runs before 2026-12-02 17:00) or the ring reduce-scatter
 # (runs before 21:30): the five columns fitted to them ("cpu, all-gather", "cpu, all-gather at
 # the smallest size", "cpu, + reduce-scatter", "cpu, all-gather, cheaper core", "cpu, all-gather,
-# pair-ring footprint", "cpu, all-gather, cheaper core, pairwise") are "n/a" on all 24 rows of
-# each (144 cells), their counts left out.
+# pair-ring footprint", "cpu, all-gather, cheaper core, pairwise", "... own all-gather", "...
+# own halves") are "n/a" on all 24 rows of each (192 cells), their counts left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
-#     counts, every column filled but the reduce-scatter one (18 cells n/a) and the pairwise one
-#     on the 4 rows where loom ran Rabenseifner on 4-8 ranks (runs before run 40 have no pairwise
-#     sendrecv; its count is left out), the all-gather's
+#     counts, every column filled but the reduce-scatter one (18 cells n/a) and the pairwise,
+#     own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on 4-8 ranks
+#     (runs before run 40 have no pairwise sendrecv, before run 41 no recursive-doubling
+#     all-gather; their counts are left out), the all-gather's
 #     fitted latency listed, and the line on single rounds (the rounds within 25% of their
 #     point's median, and of each column's rounds within 25%), and the line on repeatability (its
 #     one point measured twice: the planner ran the forced ring's schedule on 2 ranks at 4 MiB).
 #   - run 24 (2026-12-02 21:30, the first with the reduce-scatter; tcp at 4-64 MiB): the same
-#     with every column filled but the pairwise one on its 4 such rows, eleven counts, and the
-#     fitted reduction rate listed; the pairwise column equals the cheaper-core one on every
-#     other row.
+#     with every column filled but those three on its 4 such rows, eleven counts, and the
+#     fitted reduction rate listed; the three equal the cheaper-core one on every other row.
 set -u
 src=$1 build=$2
 fail=0
@@ -52,13 +52,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 144 6 \
+check 2026-12-02-vm-sim-vs-loom-18 192 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 144 6
-check 2026-12-02-vm-sim-vs-loom-14 160 5
-check 2026-12-01-vm-sim-vs-loom-13 176 4
-check 2026-12-02-vm-sim-vs-loom-22 22 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 4 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 192 6
+check 2026-12-02-vm-sim-vs-loom-14 208 5
+check 2026-12-01-vm-sim-vs-loom-13 224 4
+check 2026-12-02-vm-sim-vs-loom-22 30 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 12 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -95,8 +95,9 @@ rows = json.load(open(sys.argv[1]))["rows"]
 bad = []
 for r in rows:
     pw = r["ranks"] > 2 and r["loom_ran"].startswith(("rabenseifner", "rd"))
-    if pw != (r["cpu_gp_ratio"] is None) or (not pw and r["cpu_gp_ratio"] != r["cpu_gm_ratio"]):
-        bad.append(f"{r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {r['cpu_gp_ratio']}")
+    for c in ("cpu_gp", "cpu_go", "cpu_gh"):
+        if pw != (r[c + "_ratio"] is None) or (not pw and r[c + "_ratio"] != r["cpu_gm_ratio"]):
+            bad.append(f"{c} {r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {r[c + '_ratio']}")
 print("\n".join(bad))
 sys.exit(1 if bad or sum(1 for r in rows if r["cpu_gp_ratio"] is None) != 4 else 0)
 PY
