@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Validation run 41 (VM E: 2-vCPU Intel Xeon under KVM, 2 MiB L2 per core, 260 MiB L3): run 40's
+# settings, plus beside each Rabenseifner / recursive doubling point above the cores loom's
+# recursive-doubling all-gather and recursive-halving reduce-scatter of the same bytes, for the
+# new "own all-gather" and "own halves" columns (added after run 40, before this run; first held
+# out here). Decided before measuring.
+# tcp 1 MiB, shm 1 MiB, tcp 4-64 MiB, shm 4-64 MiB. The script runs from a copy taken at the start.
+set -euo pipefail
+B=${1:-build-sim}
+S=${2:-perf/sim/validate_local.py}
+OUT=$(dirname "$0")
+for t in tcp shm; do
+  python3 "$S" --build "$B" --out "$OUT/$t-1m" --transports "$t" --sizes 1M --rounds 9
+done
+for t in tcp shm; do
+  python3 "$S" --build "$B" --out "$OUT/$t" --transports "$t" --sizes 4M,16M,64M --rounds 5
+done
