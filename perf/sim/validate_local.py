@@ -753,6 +753,23 @@ def simulate_cpu(a, rounds, key, above="1-message"):
       07:48 UTC: with 256 KiB pair rings its 8-rank 4 MiB all-reduce went from 8.3-9.2 ms to
       6.1-6.3, the ring's from 6.4-6.5 to 7.4-8.2). The cheaper core had priced Rabenseifner
       there at 0.72 (run 31). Over tcp it is the all-gather one;
+    - `above` "all-gather, pairwise" (the "cpu, all-gather, cheaper core, pairwise" column, added
+      before run 40): the cheaper-core one, but over tcp above the cores a schedule that exchanges
+      with one partner per step (PAIRWISE: Rabenseifner, recursive doubling) takes a core's cost
+      per byte from the p-rank sendrecv of the same messages in that pattern (--pairwise 1) where
+      it spent less CPU per byte than the ring-pattern ones (2026-12-03 18:20 UTC, tcp, 1 MiB in
+      512 KiB messages on 8 ranks: 0.24-0.27 ms of CPU per MiB against 0.34-0.46; at 4 MiB about
+      the same). The latency is still fitted to the ring all-gather at the ring pattern's core;
+    - `above` "all-gather, own all-gather" (added after run 40, before run 41): the cheaper-core
+      one, but above the cores a PAIRWISE schedule takes a core's cost per byte fitted (fit_core)
+      so that the simulator prices loom's recursive-doubling all-gather of the same S on the same
+      ranks, measured right after the point, at its measured time: Rabenseifner's all-gather
+      half, the same partners and shrinking message sizes, which no one-size sendrecv reproduces
+      (run 40, tcp, 8 ranks, 4 MiB: Rabenseifner took 11.3 ms and was priced 1.30x with every
+      sendrecv-derived core);
+    - `above` "all-gather, own halves": the own-all-gather one, and then the reduction rate
+      fitted (fit_reduce, "halving") so that the simulator prices loom's recursive-halving
+      reduce-scatter of the same S (Rabenseifner's other half), measured beside it, at its time;
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
