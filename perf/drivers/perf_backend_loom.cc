@@ -77,8 +77,7 @@ class LoomBackend : public Backend {
       case CollKind::kAllToAll:
         return loomAllToAll(c.send, c.recv, c.count, c.dt, comm_, stream_);
       case CollKind::kSendRecv: {
-        int next = c.pairwise ? c.rank ^ 1 : (c.rank + 1) % c.nranks;
-        int prev = c.pairwise ? c.rank ^ 1 : (c.rank - 1 + c.nranks) % c.nranks;
+        const int next = sendrecvTo(c), prev = sendrecvFrom(c);
         // One message, or (--msg-bytes) messages of at most msgCount elements back to back: all
         // in one group, or (--lockstep 1) each in its own, done before the next is posted.
         const size_t step = c.msgCount > 0 ? c.msgCount : std::max<size_t>(c.count, 1);

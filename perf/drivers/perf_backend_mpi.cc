@@ -87,8 +87,7 @@ class MpiBackend : public Backend {
       case CollKind::kAllToAll:
         return check(MPI_Alltoall(c.send, n, t, c.recv, n, t, comm_));
       case CollKind::kSendRecv: {
-        int next = c.pairwise ? c.rank ^ 1 : (c.rank + 1) % c.nranks;
-        int prev = c.pairwise ? c.rank ^ 1 : (c.rank - 1 + c.nranks) % c.nranks;
+        const int next = sendrecvTo(c), prev = sendrecvFrom(c);
         return check(
             MPI_Sendrecv(c.send, n, t, next, 7, c.recv, n, t, prev, 7, comm_, MPI_STATUS_IGNORE));
       }

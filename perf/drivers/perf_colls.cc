@@ -38,8 +38,7 @@ double expectedAt(const CollCall& call, const CollSizes& sizes, size_t j) {
     case CollKind::kBroadcast:
       return inputValue(call.dt, call.op, false, n, call.root, j);
     case CollKind::kSendRecv:
-      return inputValue(call.dt, call.op, false, n,
-                        call.pairwise ? call.rank ^ 1 : (call.rank - 1 + n) % n, j);
+      return inputValue(call.dt, call.op, false, n, sendrecvFrom(call), j);
   }
   return 0;
 }

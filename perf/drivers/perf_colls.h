@@ -59,6 +59,15 @@ struct CollCall {
   bool pairwise = false;  // sendrecv: send to and receive from rank ^ 1 (not next / prev)
 };
 
+// sendrecv's peers: the rank this one sends to and the one it receives from (the next and the
+// previous rank, or --pairwise's partner rank ^ 1 both ways).
+inline int sendrecvTo(const CollCall& c) {
+  return c.pairwise ? c.rank ^ 1 : (c.rank + 1) % c.nranks;
+}
+inline int sendrecvFrom(const CollCall& c) {
+  return c.pairwise ? c.rank ^ 1 : (c.rank - 1 + c.nranks) % c.nranks;
+}
+
 // Points call.send / call.recv into the two buffers (in place: both into recvBase, at the
 // offsets NCCL defines). Both buffers hold at least max(send, recv) bytes.
 void placeBuffers(CollCall* call, const CollSizes& sizes, char* sendBase, char* recvBase);

@@ -254,9 +254,9 @@ def calibrate_round(build, transport, sizes, iters, ranks, cores):
             "sendrecv_cpu_us": cpu, "sendrecv_p_cpu_us": cpu_p, "chunked_us": {},
             "chunked_cpu_us": {}, "lockstep_us": {}, "lockstep_cpu_us": {}, "pairwise_us": {},
             "pairwise_cpu_us": {}, "allgather_us": {}, "allgather_cpu_us": {},
-            "allgather_rd_us": {}, "allgather_rd_cpu_us": {}, "reducescatter_halving_us": {},
-            "reducescatter_halving_cpu_us": {},
-            "reducescatter_us": {}, "reducescatter_cpu_us": {}}
+            "allgather_rd_us": {}, "allgather_rd_cpu_us": {}, "reducescatter_us": {},
+            "reducescatter_cpu_us": {}, "reducescatter_halving_us": {},
+            "reducescatter_halving_cpu_us": {}}
 
 
 def message_bytes(decision, size, ranks):
@@ -292,6 +292,11 @@ def message_bytes(decision, size, ranks):
 PAIRWISE = ("rabenseifner", "rd")
 
 
+def is_pairwise(ran):
+    """Whether the schedule `ran` (describe(): "rabenseifner(order=rank)") is PAIRWISE."""
+    return ran.split("(")[0] in PAIRWISE
+
+
 def calibrate_point(a, transport, ranks, size, msg, iters, calib, params, ran=""):
     """The chunked calibration of one validated point, run right after it: sendrecv of `size` in
     messages of `msg` bytes on 2 ranks (sendrecv_perf --msg-bytes: the bytes and messages of the
@@ -323,44 +328,30 @@ def calibrate_point(a, transport, ranks, size, msg, iters, calib, params, ran=""
     (reduce_scatter_perf -a halving: its reduce-scatter half), in
     calib["reducescatter_halving_us"] and calib["reducescatter_halving_cpu_us"] (the "own
     halves" column fits the reduction rate to it)."""
-    key = f"{ranks}:{size}"
-    for coll, driver in (("allgather", "all_gather_perf"), ("reducescatter", "reduce_scatter_perf")):
-        if key not in calib[f"{coll}_us"]:
+    def timed(name, key, driver, p, extra, env=None):
+        # calib[name_us][key] and calib[name_cpu_us][key], once per round.
+        if key not in calib[f"{name}_us"]:
             cpu = {}
-            calib[f"{coll}_us"][key] = driver_times(
-                a.build, driver, ranks, transport, size, size, iters, ["-a", "ring"],
-                {"LOOM_PLAN_PARAMS": params}, cpu=cpu)[size]
-            calib[f"{coll}_cpu_us"][key] = cpu[size]
+            calib[f"{name}_us"][key] = driver_times(a.build, driver, p, transport, size, size,
+                                                    iters, extra, env, cpu=cpu)[size]
+            calib[f"{name}_cpu_us"][key] = cpu[size]
+
+    plan_env = {"LOOM_PLAN_PARAMS": params}
+    kg, km = f"{ranks}:{size}", f"{ranks}:{size}:{msg}"
+    timed("allgather", kg, "all_gather_perf", ranks, ["-a", "ring"], plan_env)
+    timed("reducescatter", kg, "reduce_scatter_perf", ranks, ["-a", "ring"], plan_env)
     for p in [2] + ([ranks] if ranks > a.cores else []):
-        key = f"{p}:{size}:{msg}"
-        for name, extra in [("chunked", [])] + ([("lockstep", ["--lockstep", "1"])]
-                                                if p > a.cores else []):
-            if key not in calib[f"{name}_us"]:
-                cpu = {}
-                calib[f"{name}_us"][key] = driver_times(
-                    a.build, "sendrecv_perf", p, transport, size, size, iters,
-                    ["--msg-bytes", str(msg), *extra], cpu=cpu)[size]
-                calib[f"{name}_cpu_us"][key] = cpu[size]
-    key = f"{ranks}:{size}"
-    if ranks > a.cores and ran.split("(")[0] in PAIRWISE and key not in calib["allgather_rd_us"]:
-        cpu = {}
-        calib["allgather_rd_us"][key] = driver_times(
-            a.build, "all_gather_perf", ranks, transport, size, size, iters, ["-a", "rd"],
-            {"LOOM_PLAN_PARAMS": params}, cpu=cpu)[size]
-        calib["allgather_rd_cpu_us"][key] = cpu[size]
-        cpu = {}
-        calib["reducescatter_halving_us"][key] = driver_times(
-            a.build, "reduce_scatter_perf", ranks, transport, size, size, iters,
-            ["-a", "halving"], {"LOOM_PLAN_PARAMS": params}, cpu=cpu)[size]
-        calib["reducescatter_halving_cpu_us"][key] = cpu[size]
-    key = f"{ranks}:{size}:{msg}"
-    if (transport == "tcp" and ranks > a.cores and ranks % 2 == 0 and
-            ran.split("(")[0] in PAIRWISE and key not in calib["pairwise_us"]):
-        cpu = {}
-        calib["pairwise_us"][key] = driver_times(
-            a.build, "sendrecv_perf", ranks, transport, size, size, iters,
-            ["--msg-bytes", str(msg), "--pairwise", "1"], cpu=cpu)[size]
-        calib["pairwise_cpu_us"][key] = cpu[size]
+        timed("chunked", f"{p}:{size}:{msg}", "sendrecv_perf", p, ["--msg-bytes", str(msg)])
+        if p > a.cores:
+            timed("lockstep", f"{p}:{size}:{msg}", "sendrecv_perf", p,
+                  ["--msg-bytes", str(msg), "--lockstep", "1"])
+    if ranks > a.cores and is_pairwise(ran):
+        timed("allgather_rd", kg, "all_gather_perf", ranks, ["-a", "rd"], plan_env)
+        timed("reducescatter_halving", kg, "reduce_scatter_perf", ranks, ["-a", "halving"],
+              plan_env)
+        if transport == "tcp" and ranks % 2 == 0:
+            timed("pairwise", km, "sendrecv_perf", ranks,
+                  ["--msg-bytes", str(msg), "--pairwise", "1"])
 
 
 def oversub_factor(alpha, t2, tp, p, cores):
@@ -665,8 +656,8 @@ def fit_core(a, t, p, s, rate, red, core, alpha, target_us):
 
 def fit_reduce(a, t, p, s, rate, red, core, alpha, target_us, pair_copy=0.0, algo="ring"):
     """The reduction rate (GB/s) at which loom-plan --simulate prices the reduce-scatter of s
-    bytes on p ranks by `algo` (loom's ring, or "halving", recursive halving) (the other costs as fit_alpha's, `alpha` the latency fitted there) at
-    target_us, the measured one; `red` (the calibrated rate) when even that is priced slower.
+    bytes on p ranks by `algo` (loom's ring, or "halving": recursive halving; the other costs as
+    fit_alpha's, `alpha` the latency fitted there) at target_us, the measured one; `red` (the calibrated rate) when even that is priced slower.
     Bisection on a log scale down to red / 64: the simulated time falls as the rate grows."""
     def sim(r):
         return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, r, a.cores), algo,
@@ -878,15 +869,14 @@ def cpu_round(a, r, key, above):
         if kg not in c.get("allgather_us", {}):
             return None
         alpha = fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
-    if above == "all-gather, pairwise" and t == "tcp" and p > a.cores and \
-            ran.split("(")[0] in PAIRWISE:
+    if above == "all-gather, pairwise" and t == "tcp" and p > a.cores and is_pairwise(ran):
         # After the latency's fit (to the ring all-gather, at the ring pattern's core): the
         # schedule's own pattern, where its sendrecv spent less CPU per byte.
         if kp not in c.get("pairwise_cpu_us", {}):
             return None
         core = max(core, 2 * p * s / max(1e-3, c["pairwise_cpu_us"][kp]))
     if above in ("all-gather, own all-gather", "all-gather, own halves") and p > a.cores and \
-            ran.split("(")[0] in PAIRWISE:
+            is_pairwise(ran):
         # After the latency's fit: a core's cost per byte at which the schedule's own pattern,
         # the recursive-doubling all-gather measured beside the point, is priced as it ran.
         if kg not in c.get("allgather_rd_us", {}):

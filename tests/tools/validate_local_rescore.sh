@@ -101,7 +101,7 @@ for r in rows:
 print("\n".join(bad))
 sys.exit(1 if bad or sum(1 for r in rows if r["cpu_gp_ratio"] is None) != 4 else 0)
 PY
-  { echo "FAIL: run 24: the pairwise column"; fail=1; }
+  { echo "FAIL: run 24: the pairwise, own-all-gather and own-halves columns"; fail=1; }
 # perf/sim/repeatability.py over run 22's parts: its three points measured twice (2 ranks, shm at
 # 1 and 4 MiB, tcp at 4 MiB), none apart by more than 25% in the medians, 4 of the 15 rounds' pairs.
 python3 "$src/perf/sim/repeatability.py" "$src/perf/results/2026-12-02-vm-sim-vs-loom-22" > "$tmp/rep.txt" 2>&1 &&
