@@ -55,7 +55,9 @@ core", since run 29) is the seventh with, above the cores, a core's cost per byt
 of the fifth's and sixth's sendrecvs spent less CPU time per byte (simulate_cpu). An eleventh
 ("cpu, all-gather, pair-ring footprint", since run 32) takes the tenth's cheaper core over shm
 only where the schedule writes about as much of its pair rings as the lock-step sendrecv does
-(ring_footprint), else the seventh's.
+(ring_footprint), else the seventh's. Later ones (pairwise, own all-gather, own halves, tcp
+reduction by CPU: runs 40-42) change the tenth for Rabenseifner above the cores, or over tcp the
+price of a reduction (simulate_cpu lists each).
 Since run 36 (2026-12-03) membw_perf also measures the in-place reduction (dst = dst + x) and the
 CPU columns price every reduction whose local operand is its destination at that rate
 (loom-plan --sim-reduce-ip-gbps: an out-of-place Rabenseifner's steps after its first), and
@@ -519,7 +521,9 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_gp", "all-gather, pairwise", "cpu, all-gather, cheaper core, pairwise"),
                ("cpu_go", "all-gather, own all-gather",
                 "cpu, all-gather, cheaper core, own all-gather"),
-               ("cpu_gh", "all-gather, own halves", "cpu, all-gather, cheaper core, own halves")]
+               ("cpu_gh", "all-gather, own halves", "cpu, all-gather, cheaper core, own halves"),
+               ("cpu_gt", "all-gather, own all-gather, receipt",
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -553,16 +557,39 @@ SUMMARY_TEXT = {
               "all-gather half), measured right after the point, at its measured time",
     "cpu_gh": "with the own-all-gather one and then the reduction rate fitted so that the "
               "simulator prices loom's recursive-halving reduce-scatter of the same S on the same "
-              "ranks (Rabenseifner's other half), measured beside it, at its measured time"}
+              "ranks (Rabenseifner's other half), measured beside it, at its measured time",
+    "cpu_gt": "with the own-all-gather one but, over tcp, a reducing receive's cost beyond a plain "
+              "one from the CPU time the ring reduce-scatter of the same S on the same ranks spent "
+              "beyond the ring all-gather's (both measured right after the point)"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
+
+# The columns that fit a PAIRWISE schedule's core to loom's recursive-doubling all-gather.
+OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
+                 "all-gather, own all-gather, receipt")
+
+# A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
+# costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
+RED_FREE_GBPS = 1000.0
+
+
+def receipt_reduce_gbps(p, s, rs_cpu_us, ag_cpu_us):
+    """The "tcp reduction by CPU" column's reduction rate (GB/s): over tcp loom reduces each piece
+    as it arrives, out of a 64 KiB staging buffer the receive just filled (in cache), where a plain
+    receive writes the destination; what a reducing receive costs beyond a plain one is what the
+    ring reduce-scatter of S on p ranks spent in CPU time (all ranks) beyond the ring all-gather of
+    S: the same steps and bytes, plus (p - 1) S bytes reduced. The simulator adds 1 / rate per byte
+    to a receive's cost over tcp (loom-plan's onReceipt). At most RED_FREE_GBPS (2026-12-03, runs
+    40-41, tcp, 2 ranks at 4 MiB: the reduce-scatter spent 0.89-1.02 of the all-gather's CPU)."""
+    extra_ns = (rs_cpu_us - ag_cpu_us) * 1e3
+    return RED_FREE_GBPS if extra_ns <= 0 else min(RED_FREE_GBPS, (p - 1) * s / extra_ns)
 
 # The columns (simulate_cpu's `above`) whose latency fit_alpha fits, at each size, to the ring
 # all-gather measured beside the point; "all-gather, smallest" takes it from the smallest size.
 ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, footprint", "all-gather, pairwise", "all-gather, own all-gather",
-                "all-gather, own halves")
+                "all-gather, own halves", "all-gather, own all-gather, receipt")
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -761,6 +788,16 @@ def simulate_cpu(a, rounds, key, above="1-message"):
     - `above` "all-gather, own halves": the own-all-gather one, and then the reduction rate
       fitted (fit_reduce, "halving") so that the simulator prices loom's recursive-halving
       reduce-scatter of the same S (Rabenseifner's other half), measured beside it, at its time;
+    - `above` "all-gather, own all-gather, receipt" (the "... own all-gather, tcp reduction by
+      CPU" column, added after run 41, before run 42): the own-all-gather one, but over tcp the
+      reduction rate from CPU time (receipt_reduce_gbps): what the ring reduce-scatter of the
+      same S on the same ranks, measured right after the point, spent beyond the ring
+      all-gather's, per byte reduced. loom's tcp reduces each piece out of its 64 KiB staging
+      buffer as it arrives, and a receive into that hot buffer is cheaper than one into the
+      destination, so a reducing receive costs little more than a plain one (runs 40-41, 2 ranks
+      at 4 MiB: the reduce-scatter spent 0.89-1.02 of the all-gather's CPU; 1.1-1.3 elsewhere,
+      1.6 on 4 ranks at 64 MiB), where membw_perf's rate at a message's working set (9 GB/s at 2
+      MiB) charged the 2-rank ring at 4 MiB ~230 us more (run 41: 1.30; rescored, 1.18);
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
@@ -831,8 +868,7 @@ def cpu_round(a, r, key, above):
         # The p-rank sendrecv of the same messages: p S sent, each byte paid on both sides.
         core = 2 * p * s / max(1e-3, c["chunked_cpu_us"][kp])
         cheaper = kp in c.get("lockstep_cpu_us", {}) and (
-            above in ("all-gather, cheaper core", "all-gather, pairwise",
-                      "all-gather, own all-gather", "all-gather, own halves") or
+            above in ("all-gather, cheaper core", "all-gather, pairwise", *OWN_ALLGATHER) or
             (above == "all-gather, footprint" and t == "shm" and
              footprint_nearer_lockstep(ran, s, p, m)))
         if cheaper:
@@ -875,8 +911,7 @@ def cpu_round(a, r, key, above):
         if kp not in c.get("pairwise_cpu_us", {}):
             return None
         core = max(core, 2 * p * s / max(1e-3, c["pairwise_cpu_us"][kp]))
-    if above in ("all-gather, own all-gather", "all-gather, own halves") and p > a.cores and \
-            is_pairwise(ran):
+    if above in OWN_ALLGATHER and p > a.cores and is_pairwise(ran):
         # After the latency's fit: a core's cost per byte at which the schedule's own pattern,
         # the recursive-doubling all-gather measured beside the point, is priced as it ran.
         if kg not in c.get("allgather_rd_us", {}):
@@ -888,6 +923,12 @@ def cpu_round(a, r, key, above):
             fitted = fit_reduce(a, t, p, s, rate, red, core, alpha,
                                 c["reducescatter_halving_us"][kg], pair_copy, "halving")
             red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
+    if above == "all-gather, own all-gather, receipt" and t == "tcp":
+        if kg not in c.get("reducescatter_cpu_us", {}) or kg not in c.get("allgather_cpu_us", {}):
+            return None
+        fitted = receipt_reduce_gbps(p, s, c["reducescatter_cpu_us"][kg],
+                                     c["allgather_cpu_us"][kg])
+        red_ip, red = min(RED_FREE_GBPS, red_ip * fitted / red), fitted
     if above == "reduce-scatter":
         if kg not in c.get("reducescatter_us", {}):
             return None
