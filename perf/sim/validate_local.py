@@ -56,7 +56,7 @@ of the fifth's and sixth's sendrecvs spent less CPU time per byte (simulate_cpu)
 ("cpu, all-gather, pair-ring footprint", since run 32) takes the tenth's cheaper core over shm
 only where the schedule writes about as much of its pair rings as the lock-step sendrecv does
 (ring_footprint), else the seventh's. Later ones (pairwise, own all-gather, own halves, tcp
-reduction by CPU: runs 40-42) change the tenth for Rabenseifner above the cores, or over tcp the
+reduction by CPU and its capped form: runs 40-43) change the tenth for Rabenseifner above the cores, or over tcp the
 price of a reduction (simulate_cpu lists each).
 Since run 36 (2026-12-03) membw_perf also measures the in-place reduction (dst = dst + x) and the
 CPU columns price every reduction whose local operand is its destination at that rate
@@ -523,7 +523,10 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                 "cpu, all-gather, cheaper core, own all-gather"),
                ("cpu_gh", "all-gather, own halves", "cpu, all-gather, cheaper core, own halves"),
                ("cpu_gt", "all-gather, own all-gather, receipt",
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU")]
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU"),
+               ("cpu_gc", "all-gather, own all-gather, receipt, capped",
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -560,14 +563,17 @@ SUMMARY_TEXT = {
               "ranks (Rabenseifner's other half), measured beside it, at its measured time",
     "cpu_gt": "with the own-all-gather one but, over tcp, a reducing receive's cost beyond a plain "
               "one from the CPU time the ring reduce-scatter of the same S on the same ranks spent "
-              "beyond the ring all-gather's (both measured right after the point)"}
+              "beyond the ring all-gather's (both measured right after the point)",
+    "cpu_gc": "with the tcp-reduction-by-CPU one but a reduction never priced dearer than at "
+              "membw_perf's rate (the old price, an upper bound)"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
 
 # The columns that fit a PAIRWISE schedule's core to loom's recursive-doubling all-gather.
 OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
-                 "all-gather, own all-gather, receipt")
+                 "all-gather, own all-gather, receipt",
+                 "all-gather, own all-gather, receipt, capped")
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -589,7 +595,8 @@ def receipt_reduce_gbps(p, s, rs_cpu_us, ag_cpu_us):
 # all-gather measured beside the point; "all-gather, smallest" takes it from the smallest size.
 ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, footprint", "all-gather, pairwise", "all-gather, own all-gather",
-                "all-gather, own halves", "all-gather, own all-gather, receipt")
+                "all-gather, own halves", "all-gather, own all-gather, receipt",
+                "all-gather, own all-gather, receipt, capped")
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -798,6 +805,11 @@ def simulate_cpu(a, rounds, key, above="1-message"):
       at 4 MiB: the reduce-scatter spent 0.89-1.02 of the all-gather's CPU; 1.1-1.3 elsewhere,
       1.6 on 4 ranks at 64 MiB), where membw_perf's rate at a message's working set (9 GB/s at 2
       MiB) charged the 2-rank ring at 4 MiB ~230 us more (run 41: 1.30; rescored, 1.18);
+    - `above` "all-gather, own all-gather, receipt, capped" (added after run 42, before run 43):
+      that one, but the reduction never priced dearer than membw_perf's rate (the other
+      columns' price): the ring reduce-scatter reduces into scratch partials and sends from
+      there, which the all-reduce does not, and on 4 tcp ranks at 64 MiB it spent 1.6x the
+      all-gather's CPU (runs 40-42), which priced the ring all-reduce there at 1.11-1.26;
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
@@ -923,11 +935,16 @@ def cpu_round(a, r, key, above):
             fitted = fit_reduce(a, t, p, s, rate, red, core, alpha,
                                 c["reducescatter_halving_us"][kg], pair_copy, "halving")
             red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
-    if above == "all-gather, own all-gather, receipt" and t == "tcp":
+    if above.startswith("all-gather, own all-gather, receipt") and t == "tcp":
         if kg not in c.get("reducescatter_cpu_us", {}) or kg not in c.get("allgather_cpu_us", {}):
             return None
         fitted = receipt_reduce_gbps(p, s, c["reducescatter_cpu_us"][kg],
                                      c["allgather_cpu_us"][kg])
+        if above.endswith("capped"):
+            # The reduce-scatter's surplus includes what its partials cost (it reduces into
+            # scratch and sends from there; the all-reduce reduces into its output): at most
+            # membw_perf's rate, the price of a reduction from memory, is charged.
+            fitted = max(fitted, red)
         red_ip, red = min(RED_FREE_GBPS, red_ip * fitted / red), fitted
     if above == "reduce-scatter":
         if kg not in c.get("reducescatter_us", {}):

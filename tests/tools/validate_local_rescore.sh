@@ -14,11 +14,11 @@
 # (runs before 21:30): the five columns fitted to them ("cpu, all-gather", "cpu, all-gather at
 # the smallest size", "cpu, + reduce-scatter", "cpu, all-gather, cheaper core", "cpu, all-gather,
 # pair-ring footprint", "cpu, all-gather, cheaper core, pairwise", "... own all-gather", "...
-# own halves", "... tcp reduction by CPU") are "n/a" on all 24 rows of each (216 cells), their
-# counts left out.
+# own halves", "... tcp reduction by CPU", "... at most membw's") are "n/a" on all 24 rows of
+# each (240 cells), their counts left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
-#     counts, every column filled but the reduce-scatter and tcp-reduction-by-CPU ones (36 cells
-#     n/a) and the pairwise,
+#     counts, every column filled but the reduce-scatter and both tcp-reduction-by-CPU ones (54
+#     cells n/a) and the pairwise,
 #     own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on 4-8 ranks
 #     (runs before run 40 have no pairwise sendrecv, before run 41 no recursive-doubling
 #     all-gather; their counts are left out), the all-gather's
@@ -26,9 +26,9 @@
 #     point's median, and of each column's rounds within 25%), and the line on repeatability (its
 #     one point measured twice: the planner ran the forced ring's schedule on 2 ranks at 4 MiB).
 #   - run 24 (2026-12-02 21:30, the first with the reduce-scatter; tcp at 4-64 MiB): the same
-#     with every column filled but those four on its 4 such rows, eleven counts, and the
+#     with every column filled but those five on its 4 such rows, eleven counts, and the
 #     fitted reduction rate listed; three of them equal the cheaper-core one on every other row,
-#     and the tcp-reduction-by-CPU one is filled there.
+#     and the two tcp-reduction-by-CPU ones are filled there.
 set -u
 src=$1 build=$2
 fail=0
@@ -55,13 +55,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 216 6 \
+check 2026-12-02-vm-sim-vs-loom-18 240 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 216 6
-check 2026-12-02-vm-sim-vs-loom-14 232 5
-check 2026-12-01-vm-sim-vs-loom-13 248 4
-check 2026-12-02-vm-sim-vs-loom-22 48 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 16 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 240 6
+check 2026-12-02-vm-sim-vs-loom-14 256 5
+check 2026-12-01-vm-sim-vs-loom-13 272 4
+check 2026-12-02-vm-sim-vs-loom-22 66 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 20 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -101,8 +101,9 @@ for r in rows:
     for c in ("cpu_gp", "cpu_go", "cpu_gh"):
         if pw != (r[c + "_ratio"] is None) or (not pw and r[c + "_ratio"] != r["cpu_gm_ratio"]):
             bad.append(f"{c} {r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {r[c + '_ratio']}")
-    if pw != (r["cpu_gt_ratio"] is None):
-        bad.append(f"cpu_gt {r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {r['cpu_gt_ratio']}")
+    for c in ("cpu_gt", "cpu_gc"):
+        if pw != (r[c + "_ratio"] is None):
+            bad.append(f"{c} {r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {r[c + '_ratio']}")
 print("\n".join(bad))
 sys.exit(1 if bad or sum(1 for r in rows if r["cpu_gp_ratio"] is None) != 4 else 0)
 PY
