@@ -526,7 +526,13 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                 "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU"),
                ("cpu_gc", "all-gather, own all-gather, receipt, capped",
                 "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's")]
+                "membw's"),
+               ("cpu_gk", "all-gather, own all-gather, receipt, capped, shm ring core",
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, shm ring's core from the all-gather"),
+               ("cpu_ga", "all-gather, own all-gather, receipt, capped, ring core",
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, ring's core from the all-gather")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -565,7 +571,12 @@ SUMMARY_TEXT = {
               "one from the CPU time the ring reduce-scatter of the same S on the same ranks spent "
               "beyond the ring all-gather's (both measured right after the point)",
     "cpu_gc": "with the tcp-reduction-by-CPU one but a reduction never priced dearer than at "
-              "membw_perf's rate (the old price, an upper bound)"}
+              "membw_perf's rate (the old price, an upper bound)",
+    "cpu_gk": "with the capped one but, over shm, where the ring all-gather measured beside the "
+              "point runs faster than the simulator prices it even at the least latency (the "
+              "8 B one), a ring schedule's core cost per byte fitted so that it prices that "
+              "all-gather at its measured time",
+    "cpu_ga": "with the shm-ring-core one but over tcp too"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -573,7 +584,9 @@ FITTED = {}  # fit_alpha's results by its inputs
 # The columns that fit a PAIRWISE schedule's core to loom's recursive-doubling all-gather.
 OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt",
-                 "all-gather, own all-gather, receipt, capped")
+                 "all-gather, own all-gather, receipt, capped",
+                 "all-gather, own all-gather, receipt, capped, shm ring core",
+                 "all-gather, own all-gather, receipt, capped, ring core")
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -596,7 +609,9 @@ def receipt_reduce_gbps(p, s, rs_cpu_us, ag_cpu_us):
 ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, footprint", "all-gather, pairwise", "all-gather, own all-gather",
                 "all-gather, own halves", "all-gather, own all-gather, receipt",
-                "all-gather, own all-gather, receipt, capped")
+                "all-gather, own all-gather, receipt, capped",
+                "all-gather, own all-gather, receipt, capped, shm ring core",
+                "all-gather, own all-gather, receipt, capped, ring core")
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -669,13 +684,14 @@ def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
     return FITTED[memo]
 
 
-def fit_core(a, t, p, s, rate, red, core, alpha, target_us):
+def fit_core(a, t, p, s, rate, red, core, alpha, target_us, algo="rd"):
     """A core's bytes/us (one side) at which loom-plan --simulate prices loom's recursive-doubling
-    all-gather of s bytes on p ranks (the other costs as fit_alpha's, `alpha` the latency fitted
-    there) at target_us, the measured one. Bisection on a log scale within core / 4 .. 4 core
-    (the bound where even it misses): the simulated time falls as the core's rate grows."""
+    all-gather (algo "ring": its ring all-gather) of s bytes on p ranks (the other costs as
+    fit_alpha's, `alpha` the latency fitted there) at target_us, the measured one. Bisection on a
+    log scale within core / 4 .. 4 core (the bound where even it misses): the simulated time falls
+    as the core's rate grows."""
     def sim(k):
-        return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, red, a.cores), "rd",
+        return simulate(a.build, t, p, s, params_line(t, alpha, rate / 1e3, red, a.cores), algo,
                         a.cores, k / 1e3, coll="allgather")[2]
     lo, hi = core / 4, core * 4
     if sim(hi) >= target_us:
@@ -810,6 +826,16 @@ def simulate_cpu(a, rounds, key, above="1-message"):
       columns' price): the ring reduce-scatter reduces into scratch partials and sends from
       there, which the all-reduce does not, and on 4 tcp ranks at 64 MiB it spent 1.6x the
       all-gather's CPU (runs 40-42), which priced the ring all-reduce there at 1.11-1.26;
+    - `above` "..., capped, shm ring core" (the "... shm ring's core from the all-gather" column,
+      added after run 43, before run 44): the capped one, but over shm, for a schedule that is
+      not PAIRWISE (the ring), where even the least latency (the p-rank 8 B one, fit_alpha's
+      floor) prices the ring all-gather measured beside the point slower than it ran, a core's
+      cost per byte fitted (fit_core, "ring") so that it prices it at its measured time. The
+      sendrecvs overstate what a byte costs the ring there (runs 42-43, shm, 8 ranks at 1 MiB:
+      the all-gather ran in 446-737 us and was priced 655-760 at the floor; the all-reduce, about
+      the all-gather plus the reduce-scatter as measured, was priced 1.26-1.28x; 4 ranks
+      1.07-1.12x). `above` "..., capped, ring core": the same over tcp too (in-sample on runs
+      41-43 it priced the 8-rank tcp ring at 1 MiB at 0.76-0.81, the capped one 1.11-1.17);
     - over tcp, the reduction rate at one message's working set (reduce_at), not the whole vector's.
     The ratio is the median over the rounds of simulated / measured in the same round. None when
     a round lacks the CPU numbers (runs stored before the drivers reported cpu_us)."""
@@ -916,7 +942,12 @@ def cpu_round(a, r, key, above):
     elif above in ALPHA_FITTED:
         if kg not in c.get("allgather_us", {}):
             return None
-        alpha = fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
+        alpha0, alpha = alpha, fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
+        if above.endswith("ring core") and (t == "shm" or not above.endswith("shm ring core")) \
+                and not is_pairwise(ran) and alpha == alpha0:
+            # The latency at its floor and the ring all-gather still priced slower than it ran:
+            # the core is dearer than the sendrecvs said; its cost per byte from that all-gather.
+            core = fit_core(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg], "ring")
     if above == "all-gather, pairwise" and t == "tcp" and p > a.cores and is_pairwise(ran):
         # After the latency's fit (to the ring all-gather, at the ring pattern's core): the
         # schedule's own pattern, where its sendrecv spent less CPU per byte.
@@ -940,7 +971,7 @@ def cpu_round(a, r, key, above):
             return None
         fitted = receipt_reduce_gbps(p, s, c["reducescatter_cpu_us"][kg],
                                      c["allgather_cpu_us"][kg])
-        if above.endswith("capped"):
+        if "capped" in above:
             # The reduce-scatter's surplus includes what its partials cost (it reduces into
             # scratch and sends from there; the all-reduce reduces into its output): at most
             # membw_perf's rate, the price of a reduction from memory, is charged.

@@ -14,11 +14,12 @@
 # (runs before 21:30): the five columns fitted to them ("cpu, all-gather", "cpu, all-gather at
 # the smallest size", "cpu, + reduce-scatter", "cpu, all-gather, cheaper core", "cpu, all-gather,
 # pair-ring footprint", "cpu, all-gather, cheaper core, pairwise", "... own all-gather", "...
-# own halves", "... tcp reduction by CPU", "... at most membw's") are "n/a" on all 24 rows of
-# each (240 cells), their counts left out.
+# own halves", "... tcp reduction by CPU", "... at most membw's", "... shm ring's core from the
+# all-gather", "... ring's core from the all-gather") are "n/a" on all 24 rows of each (288
+# cells), their counts left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
-#     counts, every column filled but the reduce-scatter and both tcp-reduction-by-CPU ones (54
-#     cells n/a) and the pairwise,
+#     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones and both
+#     ring-core ones (90 cells n/a) and the pairwise,
 #     own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on 4-8 ranks
 #     (runs before run 40 have no pairwise sendrecv, before run 41 no recursive-doubling
 #     all-gather; their counts are left out), the all-gather's
@@ -26,9 +27,10 @@
 #     point's median, and of each column's rounds within 25%), and the line on repeatability (its
 #     one point measured twice: the planner ran the forced ring's schedule on 2 ranks at 4 MiB).
 #   - run 24 (2026-12-02 21:30, the first with the reduce-scatter; tcp at 4-64 MiB): the same
-#     with every column filled but those five on its 4 such rows, eleven counts, and the
+#     with every column filled but those seven on its 4 such rows, eleven counts, and the
 #     fitted reduction rate listed; three of them equal the cheaper-core one on every other row,
-#     and the two tcp-reduction-by-CPU ones are filled there.
+#     the two tcp-reduction-by-CPU ones are filled there, and over tcp the shm-ring-core one
+#     equals the capped tcp-reduction-by-CPU one.
 set -u
 src=$1 build=$2
 fail=0
@@ -55,13 +57,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 240 6 \
+check 2026-12-02-vm-sim-vs-loom-18 288 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 240 6
-check 2026-12-02-vm-sim-vs-loom-14 256 5
-check 2026-12-01-vm-sim-vs-loom-13 272 4
-check 2026-12-02-vm-sim-vs-loom-22 66 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 20 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 288 6
+check 2026-12-02-vm-sim-vs-loom-14 304 5
+check 2026-12-01-vm-sim-vs-loom-13 320 4
+check 2026-12-02-vm-sim-vs-loom-22 102 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 28 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -101,13 +103,37 @@ for r in rows:
     for c in ("cpu_gp", "cpu_go", "cpu_gh"):
         if pw != (r[c + "_ratio"] is None) or (not pw and r[c + "_ratio"] != r["cpu_gm_ratio"]):
             bad.append(f"{c} {r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {r[c + '_ratio']}")
-    for c in ("cpu_gt", "cpu_gc"):
+    for c in ("cpu_gt", "cpu_gc", "cpu_gk", "cpu_ga"):
         if pw != (r[c + "_ratio"] is None):
             bad.append(f"{c} {r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {r[c + '_ratio']}")
+    if r["cpu_gk_ratio"] != r["cpu_gc_ratio"]:
+        bad.append(f"cpu_gk over tcp {r['algo']} {r['ranks']}r {r['size']}: {r['cpu_gk_ratio']}")
 print("\n".join(bad))
 sys.exit(1 if bad or sum(1 for r in rows if r["cpu_gp_ratio"] is None) != 4 else 0)
 PY
-  { echo "FAIL: run 24: the pairwise, own-all-gather, own-halves and tcp-reduction-by-CPU columns"; fail=1; }
+  { echo "FAIL: run 24: the pairwise, own-all-gather, own-halves, tcp-reduction-by-CPU and ring-core columns"; fail=1; }
+# Run 43's shm points at 1 MiB: the latency fitted to the ring all-gather hit its floor on 4 and 8
+# ranks (the all-gather ran faster than the 8 B latency and the sendrecvs' core let it), so both
+# ring-core columns price the forced ring there below the capped column (the core fitted to that
+# all-gather: 1.12 and 1.28 against 0.99 and 1.02 on 2026-12-04), within 25%; on the planner's
+# Rabenseifner rows (own all-gather core) and the 2-rank rows they are the capped column.
+d="$tmp/run43-shm-1m"
+mkdir -p "$d"
+cp "$src/perf/results/2026-12-03-vm-sim-vs-loom-43/shm-1m/points.json" "$d/"
+python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$d" > "$d/out.txt" 2>&1 &&
+  python3 - "$d/points-rescored.json" <<'PY' || { echo "FAIL: run 43 shm 1 MiB: ring-core columns"; fail=1; }
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+bad = []
+for r in rows:
+    gc, gk, ga = r["cpu_gc_ratio"], r["cpu_gk_ratio"], r["cpu_ga_ratio"]
+    ring = r["loom_ran"].startswith("ring")
+    if gk != ga or (ring and r["ranks"] > 2 and not (0.75 <= gk <= 1.25 and gk < gc - 0.05)) or \
+            (r["loom_ran"].startswith("rabenseifner") and gk != gc):
+        bad.append(f"{r['algo']} {r['ranks']}r {r['loom_ran']}: {gc} {gk} {ga}")
+print("\n".join(bad))
+sys.exit(1 if bad or len(rows) != 6 else 0)
+PY
 # The tcp-reduction-by-CPU rate: (p - 1) S bytes reduced over the reduce-scatter's CPU time beyond
 # the all-gather's (2 ranks, 4 MiB, 100 us more: 41.9 GB/s); none more, or less: "free" (1000).
 python3 - "$src/perf/sim/validate_local.py" <<'PY' || { echo "FAIL: receipt_reduce_gbps"; fail=1; }
