@@ -7,23 +7,15 @@ min(ring, S); in place: S + min(ring, S); membw_perf's memcpy of x bytes has a w
 and the reduction at membw_perf's out-of-place rate (working set 3x) or in-place rate (2x), each
 interpolated on a log scale at the call's working set. Prints the predicted gap beside the
 measured one."""
-import json
 import math
 import os
-import statistics as st
 import sys
+
+from analyze import load, load_membw
 
 d = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 RING = 1 << 20  # loom's default shm pair ring
-mb = {}
-for rep in (1, 2, 3):
-    with open(os.path.join(d, f"mb{rep}.txt")) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            c = line.split()
-            mb.setdefault(int(c[0]), []).append((float(c[2]), float(c[6]), float(c[8])))
-mb = {s: tuple(st.median(x[i] for x in v) for i in range(3)) for s, v in mb.items()}
+mb = load_membw(d)
 
 
 def at(ws, col, per):
@@ -42,17 +34,11 @@ def at(ws, col, per):
     return mb[lo][col] * (1 - t) + mb[hi][col] * t
 
 
-ar = {}
-for rep in (1, 2, 3):
-    with open(os.path.join(d, f"ar{rep}.jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            ar.setdefault(r["size"], []).append((r["oop"]["time_us"], r["ip"]["time_us"]))
+ar = load(d, "ar")
 print("| size | measured gap, us | predicted: copies, us | predicted: reduction, us | predicted, us |")
 print("|---|---|---|---|---|")
 for s in sorted(ar):
-    o = st.median(x[0] for x in ar[s])
-    i = st.median(x[1] for x in ar[s])
+    o, i = ar[s]
     wo, wi = 2 * s + min(RING, s), s + min(RING, s)
     h = s / 2
     cp = 3 * h * (1 / at(wo, 0, 2) - 1 / at(wi, 0, 2)) / 1e3
