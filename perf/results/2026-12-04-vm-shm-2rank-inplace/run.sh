@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # 2-rank shm: out-of-place vs in-place ring all-reduce across sizes, with the pieces beside it.
-cd /work/main
-B=build-lead/perf
-O=${1:-$(dirname "$0")}; mkdir -p $O
+# Usage: run.sh [OUT_DIR] [BUILD_DIR]  (the 2026-12-04 run used build-lead); analyze.py summarises.
+mkdir -p "${1:-$(dirname "$0")}"
+O=$(cd "${1:-$(dirname "$0")}" && pwd)
+B=${2:-build}/perf
+cd "$(dirname "$0")/../../.."
 export LOOM_TRANSPORT=shm
 for rep in 1 2 3; do
   flock /tmp/loom-measure.lock bash -c "
@@ -13,4 +15,3 @@ for rep in 1 2 3; do
   $B/membw_perf -b 64K -e 32M -f 2 -n 20 -w 2 > $O/mb$rep.txt 2>&1
   "
 done
-echo done > $O/DONE
