@@ -119,7 +119,7 @@ bool ShmTransport::pumpSends(Peer& p) {
       r->doneBytes += n;
       moved = true;
       p.sendCtr->head.store(p.sendHead, std::memory_order_release);
-      nudgeIfSleeping(p);
+      notifyPeer(p);
     }
     if (r->doneBytes < r->bytes) break;
     // Padding to the next slot is never written; it only moves the cursor.
@@ -271,7 +271,7 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
       r->doneBytes += n;
       *moved = true;
       p.recvCtr->tail.store(p.recvTail, std::memory_order_release);
-      nudgeIfSleeping(p);
+      notifyPeer(p);
     }
     if (r->doneBytes < r->bytes) break;
     p.recvTail = alignUp(p.recvTail, kSlot);
@@ -332,12 +332,12 @@ void ShmTransport::ringDoorbell(Peer& p, bool forceWake) {
   if (forceWake || how == kSleepPoll) ringBell(p.bell);
 }
 
-// Mid-stream, after publishing a slice: a peer asleep in wait() is woken now so that it works in
-// parallel with us (progress() rings the doorbell once more at its end in any case).
-void ShmTransport::nudgeIfSleeping(Peer& p) {
-  if (p.remote->control()->doorbell.sleeping.load(std::memory_order_relaxed) != kAwake)
-    ringDoorbell(p, /*forceWake=*/false);
-}
+// Mid-stream, after publishing a slice (or freeing ring space): the peer hears of it now, so that
+// it works in parallel with us. Its doorbell is rung whether it sleeps or spins: a peer spinning in
+// wait() watches only the doorbell, and progress() rings it otherwise only at its end, after all
+// the slices it moved (a sender's reduction of what it received included) -- which kept a peer
+// that was ahead idle for the length of our whole receive.
+void ShmTransport::notifyPeer(Peer& p) { ringDoorbell(p, /*forceWake=*/false); }
 
 bool ShmTransport::woken() {
   return bell()->seq.load(std::memory_order_acquire) != lastSeenSeq_ ||

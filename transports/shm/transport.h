@@ -167,7 +167,7 @@ class ShmTransport final : public Transport {
   Status pumpPeer(Peer& p, bool* moved);
   void ringDoorbell(Peer& p, bool forceWake);
   bool woken();
-  void nudgeIfSleeping(Peer& p);
+  void notifyPeer(Peer& p);
   void markState(PeerState s);
   Doorbell* bell() { return own_ ? &own_->control()->doorbell : &localBell_; }
 
