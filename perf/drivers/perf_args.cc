@@ -79,7 +79,10 @@ bool applyFlag(const std::string& flag, const std::string& value, Options* o, st
     o->coll = value;
   else if (flag == "timeout")
     ok = parseInt(value, &o->timeoutSec) && o->timeoutSec >= 0;
-  else if (flag == "msg-bytes")
+  else if (flag == "bind") {
+    ok = value == "auto" || value == "core" || value == "none";
+    o->bind = value;
+  } else if (flag == "msg-bytes")
     ok = parseSize(value, &o->msgBytes) && o->msgBytes > 0;
   else if (flag == "lockstep") {
     ok = value == "0" || value == "1";
@@ -195,6 +198,9 @@ void printUsage(const char* prog) {
       "  --ranks N    fork N local ranks (no MPI needed); under mpirun the ranks are MPI's\n"
       "  --backend B  loom (default), mpi (MPI collectives; needs mpirun), gloo_ring, gloo_hd\n"
       "  --timeout S  kill all ranks after S seconds (--ranks launcher)\n"
+      "  --bind B     --ranks launcher: core (rank r on the r-th CPU we may use, round robin),\n"
+      "               none (the scheduler places them), auto (default: core when the ranks fit\n"
+      "               the CPUs, as mpirun --bind-to core does for 2 ranks; else none)\n"
       "  --msg-bytes B  sendrecv only: send and receive each buffer as messages of at most B\n"
       "               bytes, all in one group (as a pipelined schedule's chunks go)\n"
       "  --lockstep 1 with --msg-bytes: each message its own group, the next one posted when\n"

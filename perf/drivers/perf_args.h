@@ -27,6 +27,7 @@ struct Options {
   int ranks = 0;                 // --ranks N: fork N local ranks (0: MPI env or 1 rank)
   std::string backend = "loom";  // --backend loom|mpi|gloo_ring|gloo_hd
   int timeoutSec = 0;            // --timeout: the launcher kills the ranks after this many seconds
+  std::string bind = "auto";     // --bind auto|core|none: forked ranks pinned to a core each
   size_t msgBytes = 0;    // --msg-bytes: sendrecv as messages of at most this many bytes (0: one)
   bool lockstep = false;  // --lockstep 1: each --msg-bytes message its own group, in turn
   bool pairwise = false;  // --pairwise 1: sendrecv with rank ^ 1 (both ways), not next/prev

@@ -1,11 +1,13 @@
 #include "perf_coord.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -80,10 +82,32 @@ void terminateAll(const std::vector<pid_t>& pids, const std::vector<bool>& done)
 
 }  // namespace
 
-int runForked(int nranks, int timeoutSec, const std::function<int(Coord&)>& body) {
+// The CPU for each rank, or none: see runForked. Two unbound ranks that spin while they wait can
+// be kept on one CPU by the scheduler for thousands of calls, taking turns, while the other CPU
+// idles (perf/results/2026-12-04-vm-shm-doorbell); mpirun binds 2 ranks to a core each by default.
+std::vector<int> rankCpus(int nranks, const std::string& bind) {
+  cpu_set_t set;
+  if (bind == "none" || sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (cpus.empty() || (bind == "auto" && nranks > static_cast<int>(cpus.size()))) return {};
+  std::vector<int> out(nranks);
+  for (int r = 0; r < nranks; ++r) out[r] = cpus[r % cpus.size()];
+  return out;
+}
+
+int runForked(int nranks, int timeoutSec, const std::string& bind,
+              const std::function<int(Coord&)>& body) {
   if (nranks < 1 || nranks > Coord::kMaxRanks) {
     std::fprintf(stderr, "--ranks %d: must be 1..%d\n", nranks, Coord::kMaxRanks);
     return 2;
+  }
+  const std::vector<int> cpus = rankCpus(nranks, bind);
+  if (!cpus.empty()) {
+    std::printf("# --bind %s: rank r on CPU", bind.c_str());
+    for (int r = 0; r < nranks; ++r) std::printf(" %d", cpus[r]);
+    std::printf("\n");
   }
   void* mem =
       mmap(nullptr, sizeof(ForkShared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -108,6 +132,14 @@ int runForked(int nranks, int timeoutSec, const std::function<int(Coord&)>& body
       return 2;
     }
     if (pid == 0) {
+      if (!cpus.empty()) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[r], &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0)
+          std::fprintf(stderr, "rank %d: cannot bind to CPU %d: %s\n", r, cpus[r],
+                       std::strerror(errno));
+      }
       ForkCoord coord(shared, r, nranks);
       int rc = body(coord);
       std::fflush(stdout);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace loom::perf {
 
@@ -32,7 +33,10 @@ class Coord {
 // Forks nranks processes that each call body(coord) and exit with its return value. The parent
 // waits; when a rank fails (non-zero exit or signal) or timeoutSec (> 0) passes, it terminates
 // the others. Returns 0 when every rank returned 0.
-int runForked(int nranks, int timeoutSec, const std::function<int(Coord&)>& body);
+// bind: "core" pins rank r to the r-th CPU of the launcher's affinity mask (round robin), "auto"
+// does so when nranks fits the mask, "none" leaves placement to the scheduler.
+int runForked(int nranks, int timeoutSec, const std::string& bind,
+              const std::function<int(Coord&)>& body);
 
 // True when this process was started by an MPI launcher (OMPI_/PMI_/PMIX_ environment).
 bool launchedByMpi();

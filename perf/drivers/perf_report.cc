@@ -1,9 +1,12 @@
 #include "perf_report.h"
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "perf_data.h"
@@ -14,7 +17,26 @@ namespace {
 struct RankInfo {
   int pid;
   char host[64];
+  char cpus[96];  // the CPUs this rank may run on, as ranges: "1" or "0-1,4"
 };
+
+// This process's CPU affinity as "a-b,c" ranges ("?" if it cannot be read), at most n-1 chars.
+void affinityRanges(char* out, size_t n) {
+  cpu_set_t set;
+  std::string s;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    s = "?";
+  } else {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (!CPU_ISSET(c, &set)) continue;
+      int e = c;
+      while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
+      s += (s.empty() ? "" : ",") + std::to_string(c) + (e > c ? "-" + std::to_string(e) : "");
+      c = e;
+    }
+  }
+  std::snprintf(out, n, "%s", s.c_str());
+}
 
 std::string envOr(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
@@ -39,6 +61,7 @@ void Report::header() {
   RankInfo me{};
   me.pid = static_cast<int>(getpid());
   gethostname(me.host, sizeof(me.host) - 1);
+  affinityRanges(me.cpus, sizeof(me.cpus));
   std::vector<RankInfo> all(coord_.size());
   coord_.allgather(&me, sizeof(me), all.data());
   if (!printing_) return;
@@ -59,8 +82,8 @@ void Report::header() {
               envOr("LOOM_ALGO", "auto").c_str());
   std::printf("#\n# Using devices\n");
   for (int r = 0; r < coord_.size(); ++r) {
-    std::printf("#  Rank %2d Group  0 Pid %6d on %10s device  0 [cpu] host memory\n", r, all[r].pid,
-                all[r].host);
+    std::printf("#  Rank %2d Group  0 Pid %6d on %10s device  0 [cpu] host memory, CPUs %s\n", r,
+                all[r].pid, all[r].host, all[r].cpus);
   }
   std::printf("#\n");
   std::printf("#%63s%38s\n", "out-of-place", "in-place");

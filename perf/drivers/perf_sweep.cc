@@ -229,7 +229,7 @@ int driverMain(int argc, char** argv, const char* collName) {
     if (opts.ranks > 0) std::fprintf(stderr, "note: --ranks is ignored under mpirun\n");
     return runMpi(&argc, &argv, body);
   }
-  return runForked(opts.ranks > 0 ? opts.ranks : 1, opts.timeoutSec, body);
+  return runForked(opts.ranks > 0 ? opts.ranks : 1, opts.timeoutSec, opts.bind, body);
 }
 
 }  // namespace loom::perf

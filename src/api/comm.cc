@@ -95,7 +95,7 @@ void warnIfOversubscribed(const loomComm& c) {
     if (first < 0) first = id.rank;
     ++here;
   }
-  const int cpus = usableCpus();
+  const int cpus = hostCpus(c.ids, host);
   if (first != c.rank || here <= cpus) return;
   LOOM_WARN(
       PLAN, "communicator ", c.name.empty() ? std::string("(unnamed)") : c.name, ": ", here,

@@ -78,7 +78,7 @@ Status ShmDirect::create(const Args& a, std::unique_ptr<ShmDirect>* out) {
   Status all = agree(a, s, "map");
   if (a.rank == 0 || !all.ok()) shm_unlink(name.c_str());
   LOOM_CHECK(all);
-  d->oversubscribed_ = a.nranks > usableCpus();
+  d->oversubscribed_ = a.nranks > hostCpus(*a.ids, (*a.ids)[a.rank].hostIndex);
   *out = std::move(d);
   return Status();
 }

@@ -110,12 +110,14 @@ inline void putIdentity(Writer* w, const PeerIdentity& id, const std::string& li
   w->put<uint64_t>(id.pidNamespace);
   w->str(id.address);
   w->str(listenAddr);
+  w->str(id.cpuMask);
 }
 
 inline bool getIdentity(Reader* r, PeerIdentity* id, std::string* listenAddr) {
   int32_t rank = 0, pid = 0;
   bool ok = r->get(&rank) && r->get(&pid) && r->str(&id->hostname) && r->str(&id->bootId) &&
-            r->get(&id->pidNamespace) && r->str(&id->address) && r->str(listenAddr);
+            r->get(&id->pidNamespace) && r->str(&id->address) && r->str(listenAddr) &&
+            r->str(&id->cpuMask);
   id->rank = rank;
   id->pid = pid;
   return ok;

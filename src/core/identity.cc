@@ -28,6 +28,13 @@ PeerIdentity localIdentity() {
   std::getline(f, id.bootId);
   struct stat st;
   if (stat("/proc/self/ns/pid", &st) == 0) id.pidNamespace = st.st_ino;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const auto* b = reinterpret_cast<const char*>(&set);
+    size_t n = sizeof set;
+    while (n > 0 && b[n - 1] == 0) --n;
+    id.cpuMask.assign(b, n);
+  }
   return id;
 }
 
@@ -61,6 +68,20 @@ int usableCpus() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int hostCpus(const std::vector<PeerIdentity>& ids, int hostIndex) {
+  std::string all;
+  for (const PeerIdentity& id : ids) {
+    if (id.hostIndex != hostIndex) continue;
+    if (id.cpuMask.empty()) return usableCpus();
+    if (all.size() < id.cpuMask.size()) all.resize(id.cpuMask.size(), 0);
+    for (size_t i = 0; i < id.cpuMask.size(); ++i) all[i] |= id.cpuMask[i];
+  }
+  if (all.empty()) return usableCpus();
+  int n = 0;
+  for (char c : all) n += __builtin_popcount(static_cast<unsigned char>(c));
+  return std::max(n, 1);
 }
 
 }  // namespace loom

@@ -17,6 +17,8 @@ struct PeerIdentity {
   uint64_t pidNamespace = 0;  // inode of /proc/self/ns/pid
   std::string address;  // "ip" of the interface the bootstrap chose (tcp transport listens there)
   int hostIndex = -1;   // equal for ranks on the same host (0..nhosts-1, by first rank)
+  std::string cpuMask;  // the CPUs it may run on: its affinity mask's bytes (cpu_set_t), trailing
+                        // zero bytes dropped; empty if unknown
 
   bool sameHostAs(const PeerIdentity& o) const {
     return hostname == o.hostname && bootId == o.bootId && pidNamespace == o.pidNamespace;
@@ -37,5 +39,10 @@ void assignHostIndices(std::vector<PeerIdentity>* ids);
 
 // CPUs the calling process may run on (its affinity mask; the online CPUs if that fails).
 int usableCpus();
+
+// CPUs the ranks on host `hostIndex` may run on together: the union of their affinity masks. Ranks
+// pinned to a core each (mpirun --bind-to core) have one CPU each but do not share one. Where a
+// rank's mask is unknown, this process's usableCpus() counts instead.
+int hostCpus(const std::vector<PeerIdentity>& ids, int hostIndex);
 
 }  // namespace loom

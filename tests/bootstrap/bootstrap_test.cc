@@ -2,6 +2,7 @@
 #include "core/bootstrap.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 
 #include <chrono>
@@ -53,7 +54,10 @@ std::string exercise(const Id& id, int rank, int n) {
     RANK_EXPECT(peers[r].rank == r, "peer ", r, " says rank ", peers[r].rank);
     RANK_EXPECT(peers[r].hostIndex == 0, "all ranks share this host, got ", peers[r].hostIndex);
     RANK_EXPECT(!peers[r].address.empty() && !peers[r].hostname.empty(), "");
+    RANK_EXPECT(peers[r].cpuMask == peers[rank].cpuMask && !peers[r].cpuMask.empty(),
+                "every rank here may use the same CPUs; rank ", r, "'s mask did not come across");
   }
+  RANK_EXPECT(hostCpus(peers, 0) == usableCpus(), hostCpus(peers, 0), " != ", usableCpus());
   // allGather of an odd size, twice, then a larger one.
   for (size_t bytes : {size_t{13}, size_t{1}, size_t{100000}}) {
     std::vector<uint8_t> buf(n * bytes, 0);
@@ -108,6 +112,30 @@ TEST_P(BootstrapRanks, Processes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(N, BootstrapRanks, ::testing::Values(1, 2, 3, 8));
+
+// The CPUs a host's ranks may use together: the union of their masks, so two ranks pinned to a
+// core each (mpirun --bind-to core) do not count as sharing one CPU.
+TEST(HostCpus, UnionOfTheRanksMasksPerHost) {
+  auto mask = [](std::initializer_list<int> cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    std::string b(reinterpret_cast<const char*>(&set), sizeof set);
+    while (!b.empty() && b.back() == 0) b.pop_back();
+    return b;
+  };
+  std::vector<PeerIdentity> ids(4);
+  ids[0].hostIndex = ids[1].hostIndex = ids[2].hostIndex = 0;
+  ids[3].hostIndex = 1;
+  ids[0].cpuMask = mask({0});
+  ids[1].cpuMask = mask({1});
+  ids[2].cpuMask = mask({1, 70});
+  ids[3].cpuMask = mask({5});
+  EXPECT_EQ(hostCpus(ids, 0), 3);
+  EXPECT_EQ(hostCpus(ids, 1), 1);
+  ids[1].cpuMask.clear();  // unknown: this process's own count
+  EXPECT_EQ(hostCpus(ids, 0), usableCpus());
+}
 
 TEST(Bootstrap, ManyCommunicatorsConcurrentlyAndSequentially) {
   for (int round = 0; round < 3; ++round) {

@@ -1,6 +1,7 @@
 // The perf drivers run a tiny sweep (8 B .. 64 KiB, 2 ranks) and print an nccl-tests table that
 // parses, with #wrong = 0 on every row, a closing "Avg bus bandwidth" line and exit status 0.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -223,6 +224,66 @@ TEST(PerfDriver, IpFirstTimesBothColumnsInPlaceFirst) {
   run = runCommand(driver("all_reduce") + " --ranks 2 --ip-first 2");
   EXPECT_EQ(run.status, 2) << run.out;
   EXPECT_NE(run.out.find("bad value '2' for flag -ip-first"), std::string::npos) << run.out;
+}
+
+// The CPUs each rank reports in the "Using devices" lines ("..., CPUs 0-1"), by rank.
+std::vector<std::string> rankCpus(const std::string& out) {
+  std::vector<std::string> cpus;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    size_t at = line.find("host memory, CPUs ");
+    if (line.rfind("#  Rank", 0) == 0 && at != std::string::npos)
+      cpus.push_back(line.substr(at + 18));
+  }
+  return cpus;
+}
+
+int usableCpus() {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+// --bind core pins forked rank r to the r-th usable CPU (round robin) and says so; each rank's
+// own affinity, as it reports it, is that one CPU. --bind none leaves every rank the launcher's
+// CPUs; auto binds only when the ranks fit the CPUs. A bad value is refused.
+TEST(PerfDriver, BindPinsEachForkedRankToOneCpu) {
+  const std::string tiny = " --timeout 120 -b 1K -e 1K -n 2 -w 1";
+  CmdResult run = runCommand(driver("all_reduce") + " --ranks 2 --bind core" + tiny);
+  ASSERT_EQ(run.status, 0) << run.out;
+  size_t at = run.out.find("# --bind core: rank r on CPU ");
+  ASSERT_NE(at, std::string::npos) << run.out;
+  std::istringstream said(run.out.substr(at + 29));
+  int c0 = -1, c1 = -1;
+  said >> c0 >> c1;
+  std::vector<std::string> cpus = rankCpus(run.out);
+  ASSERT_EQ(cpus.size(), 2u) << run.out;
+  EXPECT_EQ(cpus[0], std::to_string(c0)) << run.out;
+  EXPECT_EQ(cpus[1], std::to_string(c1)) << run.out;
+  if (usableCpus() >= 2) {
+    EXPECT_NE(c0, c1) << run.out;
+    // Pinned to a core each, they do not share one: no oversubscription warning from loom.
+    EXPECT_EQ(run.out.find("ranks share this host's"), std::string::npos) << run.out;
+  }
+
+  run = runCommand(driver("all_reduce") + " --ranks 2 --bind none" + tiny);
+  ASSERT_EQ(run.status, 0) << run.out;
+  EXPECT_EQ(run.out.find("# --bind"), std::string::npos) << run.out;
+  cpus = rankCpus(run.out);
+  ASSERT_EQ(cpus.size(), 2u) << run.out;
+  EXPECT_EQ(cpus[0], cpus[1]) << run.out;
+  if (usableCpus() >= 2) {
+    EXPECT_NE(cpus[0].find_first_of(",-"), std::string::npos) << run.out;
+  }
+
+  const int over = usableCpus() + 1;
+  if (over <= 17) {  // on a small machine only: not hundreds of ranks
+    run = runCommand(driver("all_reduce") + " --ranks " + std::to_string(over) + tiny);
+    ASSERT_EQ(run.status, 0) << run.out;
+    EXPECT_EQ(run.out.find("# --bind"), std::string::npos) << "more ranks than CPUs\n" << run.out;
+  }
+  run = runCommand(driver("all_reduce") + " --ranks 2 --bind socket");
+  EXPECT_EQ(run.status, 2) << run.out;
+  EXPECT_NE(run.out.find("bad value 'socket' for flag -bind"), std::string::npos) << run.out;
 }
 
 TEST(PerfDriver, MsgBytesIsRefusedOutsideSendrecv) {
