@@ -70,6 +70,11 @@ than a copied one (the 2-rank sendrecv that gives the pair's rate copies on both
 ranks, where the pair and not the shared cores is the limit, this is what a reduce-scatter step
 adds over an all-gather step; above the cores it changes little. --pair-copy 0 leaves it out (the
 model of runs 26-37).
+Since session 28 (2026-12-04) a last column ("..., shm reductions at the host's working set",
+cpu_gw) is the ring-core one with, over shm, every reduction priced at membw_perf's rate for the
+working set of all the host's ranks, which share its last-level cache (host_set_bytes), rather
+than one rank's: chosen after an in-sample rescore of runs 44-52
+(perf/results/2026-12-04-vm-host-footprint), so first scored held out in the run after.
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -511,6 +516,21 @@ def reduce_at(membw, m, col=1):
     return membw[min(membw, key=lambda x: abs(math.log2(x / max(1, m))))][col]
 
 
+# The "host set" column's `above`: the ring-core column, but over shm every reduction priced at
+# membw_perf's rate for the working set of all the host's ranks (host_set_bytes), not one rank's.
+# Added 2026-12-04 after an in-sample rescore of runs 44-52
+# (perf/results/2026-12-04-vm-host-footprint): first scored held out in the run after.
+HOST_SET = "all-gather, own all-gather, receipt, capped, ring core, host set"
+
+
+def host_set_bytes(p, s):
+    """The swept membw size whose rate prices an shm reduction in the host-set column: p ranks of an
+    out-of-place all-reduce of S together touch about 2pS bytes (each its send and receive
+    buffers) and share the host's last-level cache, and membw_perf's reduction of n bytes touches
+    about 3n (dst, a, b): n = 2pS/3 (on 2 ranks, nearest S: the one-rank price)."""
+    return 2 * p * s / 3
+
+
 # The CPU-time columns: (row key prefix, simulate_cpu's `above`, the summary's name).
 CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_l", "lock-step", "cpu, lock-step"), ("cpu_g", "all-gather", "cpu, all-gather"),
@@ -532,7 +552,11 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                 "membw's, shm ring's core from the all-gather"),
                ("cpu_ga", "all-gather, own all-gather, receipt, capped, ring core",
                 "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather")]
+                "membw's, ring's core from the all-gather"),
+               ("cpu_gw", HOST_SET,
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, ring's core from the all-gather, shm reductions at the host's working "
+                "set")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -576,7 +600,10 @@ SUMMARY_TEXT = {
               "point runs faster than the simulator prices it even at the least latency (the "
               "8 B one), a ring schedule's core cost per byte fitted so that it prices that "
               "all-gather at its measured time",
-    "cpu_ga": "with the shm-ring-core one but over tcp too"}
+    "cpu_ga": "with the shm-ring-core one but over tcp too",
+    "cpu_gw": "with the ring-core one but, over shm, every reduction priced at membw_perf's rate "
+              "for the working set of all the host's ranks (the swept size nearest 2pS/3), not "
+              "one rank's (S)"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -586,7 +613,7 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt",
                  "all-gather, own all-gather, receipt, capped",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
-                 "all-gather, own all-gather, receipt, capped, ring core")
+                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET)
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -611,7 +638,7 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own halves", "all-gather, own all-gather, receipt",
                 "all-gather, own all-gather, receipt, capped",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
-                "all-gather, own all-gather, receipt, capped, ring core")
+                "all-gather, own all-gather, receipt, capped, ring core", HOST_SET)
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -920,7 +947,11 @@ def cpu_round(a, r, key, above):
     # 1 MiB at 0.72-0.74, and a rate measured on an operand another core wrote, 14 GB/s at
     # 512 KiB, did not help).
     def red_at(col):
-        return reduce_at(r["membw"], m, col) if t == "tcp" else r["membw"][s][col]
+        if t == "tcp":
+            return reduce_at(r["membw"], m, col)
+        if above == HOST_SET and col in (1, 2):  # the reductions, not the pair copy
+            return reduce_at(r["membw"], host_set_bytes(p, s), col)
+        return r["membw"][s][col]
     red = red_at(1)
     # The in-place reduction rate (dst = dst + x), at the same working set; 0 where the round has
     # none (runs before run 36): then every reduction is priced at `red`.
@@ -943,7 +974,7 @@ def cpu_round(a, r, key, above):
         if kg not in c.get("allgather_us", {}):
             return None
         alpha0, alpha = alpha, fit_alpha(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
-        if above.endswith("ring core") and (t == "shm" or not above.endswith("shm ring core")) \
+        if "ring core" in above and (t == "shm" or "shm ring core" not in above) \
                 and not is_pairwise(ran) and alpha == alpha0:
             # The latency at its floor and the ring all-gather still priced slower than it ran:
             # the core is dearer than the sendrecvs said; its cost per byte from that all-gather.

@@ -15,11 +15,11 @@
 # the smallest size", "cpu, + reduce-scatter", "cpu, all-gather, cheaper core", "cpu, all-gather,
 # pair-ring footprint", "cpu, all-gather, cheaper core, pairwise", "... own all-gather", "...
 # own halves", "... tcp reduction by CPU", "... at most membw's", "... shm ring's core from the
-# all-gather", "... ring's core from the all-gather") are "n/a" on all 24 rows of each (288
-# cells), their counts left out.
+# all-gather", "... ring's core from the all-gather", "..., shm reductions at the host's working
+# set") are "n/a" on all 24 rows of each (312 cells), their counts left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
-#     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones and both
-#     ring-core ones (90 cells n/a) and the pairwise,
+#     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones, both
+#     ring-core ones and the host-set one (108 cells n/a) and the pairwise,
 #     own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on 4-8 ranks
 #     (runs before run 40 have no pairwise sendrecv, before run 41 no recursive-doubling
 #     all-gather; their counts are left out), the all-gather's
@@ -57,13 +57,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 288 6 \
+check 2026-12-02-vm-sim-vs-loom-18 312 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 288 6
-check 2026-12-02-vm-sim-vs-loom-14 304 5
-check 2026-12-01-vm-sim-vs-loom-13 320 4
-check 2026-12-02-vm-sim-vs-loom-22 102 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 28 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 312 6
+check 2026-12-02-vm-sim-vs-loom-14 328 5
+check 2026-12-01-vm-sim-vs-loom-13 344 4
+check 2026-12-02-vm-sim-vs-loom-22 120 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 32 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -129,7 +129,9 @@ for r in rows:
     gc, gk, ga = r["cpu_gc_ratio"], r["cpu_gk_ratio"], r["cpu_ga_ratio"]
     ring = r["loom_ran"].startswith("ring")
     if gk != ga or (ring and r["ranks"] > 2 and not (0.75 <= gk <= 1.25 and gk < gc - 0.05)) or \
-            (r["loom_ran"].startswith("rabenseifner") and gk != gc):
+            (r["loom_ran"].startswith("rabenseifner") and gk != gc) or \
+            (r["ranks"] == 2 and r["cpu_gw_ratio"] != ga):  # host set on 2 ranks: one rank's
+
         bad.append(f"{r['algo']} {r['ranks']}r {r['loom_ran']}: {gc} {gk} {ga}")
 print("\n".join(bad))
 sys.exit(1 if bad or len(rows) != 6 else 0)
@@ -145,7 +147,13 @@ got = [vl.receipt_reduce_gbps(2, 4 << 20, 1100.0, 1000.0),
        vl.receipt_reduce_gbps(8, 4 << 20, 1000.0, 1000.0),
        vl.receipt_reduce_gbps(8, 4 << 20, 900.0, 1000.0)]
 print(got)
-sys.exit(0 if abs(got[0] - 41.94304) < 1e-6 and got[1] == got[2] == 1000.0 else 1)
+# The host-set column's reduction rate: membw at the swept size nearest 2pS/3 (2 ranks at 4 MiB:
+# 4 MiB's; 8 ranks: 21 MiB, nearest 16 MiB's).
+membw = {4 << 20: (50.0, 36.0, 48.0), 16 << 20: (30.0, 12.8, 24.0), 32 << 20: (20.0, 10.0, 18.0)}
+host = [vl.reduce_at(membw, vl.host_set_bytes(p, 4 << 20), c) for p, c in ((2, 1), (8, 1), (8, 2))]
+print(host)
+sys.exit(0 if abs(got[0] - 41.94304) < 1e-6 and got[1] == got[2] == 1000.0 and
+         host == [36.0, 12.8, 24.0] else 1)
 PY
 # perf/sim/repeatability.py over run 22's parts: its three points measured twice (2 ranks, shm at
 # 1 and 4 MiB, tcp at 4 MiB), none apart by more than 25% in the medians, 4 of the 15 rounds' pairs.
