@@ -225,12 +225,16 @@ def driver_times(build, driver, ranks, transport, lo, hi, iters, extra=(), env=N
     return {s: o["time_us"] for s, o in rows.items()}
 
 
-def membw(build, sizes):
+def membw(build, sizes, ranks=(2,)):
     """{size: (memcpy GB/s, loom reduce GB/s, loom reduce in place GB/s)} on one core
     (membw_perf: dst = a + b, and dst = dst + b; runs before run 36, 2026-12-03, have no in-place
-    rate)."""
+    rate). The sweep reaches the host-set column's largest working set too (host_set_bytes of the
+    most ranks at the largest size, up to 256 MiB; since run 53, which swept only to twice the
+    largest size and so priced its 8-rank 4 MiB points at 8 MiB's rate)."""
+    hi = max(max(sizes) * 2, min(host_set_bytes(max(ranks), max(sizes)), 256 << 20))
+    hi = 1 << math.ceil(math.log2(hi))
     txt = run([os.path.join(build, "perf", "membw_perf"), "-b", str(min(sizes) // 4), "-e",
-               str(max(sizes) * 2), "-f", "2", "-n", "10", "-w", "2"])
+               str(hi), "-f", "2", "-n", "10", "-w", "2"])
     out = {}
     for line in txt.splitlines():
         if line.startswith("#") or not line.strip():
@@ -436,7 +440,7 @@ def measure_round(a, transports, ranks, sizes, algos):
     citers = calib_iters(a, sizes)
     STEAL["log"] = []
     try:
-        r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes),
+        r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes, ranks),
              "calib": {t: calibrate_round(a.build, t, sizes, citers, ranks, a.cores)
                        for t in transports},
              "points": {}, "point_steal": {}, "point_ip": {}}
