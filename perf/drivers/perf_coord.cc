@@ -86,15 +86,21 @@ void terminateAll(const std::vector<pid_t>& pids, const std::vector<bool>& done)
 // be kept on one CPU by the scheduler for thousands of calls, taking turns, while the other CPU
 // idles (perf/results/2026-12-04-vm-shm-doorbell); mpirun binds 2 ranks to a core each by default.
 std::vector<int> rankCpus(int nranks, const std::string& bind) {
-  cpu_set_t set;
-  if (bind == "none" || sched_getaffinity(0, sizeof set, &set) != 0) return {};
-  std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  if (bind == "none") return {};
+  const std::vector<int> cpus = allowedCpus();
   if (cpus.empty() || (bind == "auto" && nranks > static_cast<int>(cpus.size()))) return {};
   std::vector<int> out(nranks);
   for (int r = 0; r < nranks; ++r) out[r] = cpus[r % cpus.size()];
   return out;
+}
+
+std::vector<int> allowedCpus() {
+  cpu_set_t set;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
 }
 
 int runForked(int nranks, int timeoutSec, const std::string& bind,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace loom::perf {
 
@@ -37,6 +38,9 @@ class Coord {
 // does so when nranks fits the mask, "none" leaves placement to the scheduler.
 int runForked(int nranks, int timeoutSec, const std::string& bind,
               const std::function<int(Coord&)>& body);
+
+// The CPUs this process may run on (its affinity mask), ascending; empty if it cannot be read.
+std::vector<int> allowedCpus();
 
 // True when this process was started by an MPI launcher (OMPI_/PMI_/PMIX_ environment).
 bool launchedByMpi();

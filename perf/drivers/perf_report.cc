@@ -1,6 +1,5 @@
 #include "perf_report.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,18 +21,13 @@ struct RankInfo {
 
 // This process's CPU affinity as "a-b,c" ranges ("?" if it cannot be read), at most n-1 chars.
 void affinityRanges(char* out, size_t n) {
-  cpu_set_t set;
-  std::string s;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) {
-    s = "?";
-  } else {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (!CPU_ISSET(c, &set)) continue;
-      int e = c;
-      while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &set)) ++e;
-      s += (s.empty() ? "" : ",") + std::to_string(c) + (e > c ? "-" + std::to_string(e) : "");
-      c = e;
-    }
+  const std::vector<int> cpus = allowedCpus();
+  std::string s = cpus.empty() ? "?" : "";
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    s += (i ? "," : "") + std::to_string(cpus[i]) + (j > i ? "-" + std::to_string(cpus[j]) : "");
+    i = j + 1;
   }
   std::snprintf(out, n, "%s", s.c_str());
 }

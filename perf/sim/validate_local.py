@@ -440,7 +440,8 @@ def measure_round(a, transports, ranks, sizes, algos):
     citers = calib_iters(a, sizes)
     STEAL["log"] = []
     try:
-        r = {"started": time.strftime("%H:%M:%S", time.gmtime()), "membw": membw(a.build, sizes, ranks),
+        r = {"started": time.strftime("%H:%M:%S", time.gmtime()),
+             "membw": membw(a.build, sizes, ranks),
              "calib": {t: calibrate_round(a.build, t, sizes, citers, ranks, a.cores)
                        for t in transports},
              "points": {}, "point_steal": {}, "point_ip": {}}
