@@ -75,13 +75,12 @@ cpu_gw) is the ring-core one with, over shm, every reduction priced at membw_per
 working set of all the host's ranks, which share its last-level cache (host_set_bytes), rather
 than one rank's: chosen after an in-sample rescore of runs 44-52
 (perf/results/2026-12-04-vm-host-footprint), so first scored held out in the run after.
-Since session 29 (2026-12-04) the last column ("..., tcp flow rate from the all-gather, shm
-halving reductions from the reduce-scatter", cpu_gx) is the host-set one with, over tcp, one
-flow's rate fitted to the ring all-gather measured beside the point where the least latency and
-the fitted core still price it slower (FLOW_RATE, fit_rate), and over shm above the cores a
-Rabenseifner's reduction rate fitted to the recursive-halving reduce-scatter but never below
-membw_perf's rate out of memory: in sample on runs 48-56
-(perf/results/2026-12-04-vm-tcp-flow-rate).
+Since session 29 (2026-12-04) the last column ("..., shm Rabenseifner's reductions from its
+reduce-scatter", cpu_gx) is the host-set one with, over shm above the cores, a Rabenseifner's
+reduction rate fitted to loom's recursive-halving reduce-scatter measured beside the point but
+never below membw_perf's rate out of memory (SHM_HALVES): in sample on runs 44-56
+(perf/results/2026-12-04-vm-shm-halves), where a tcp flow rate fitted to the ring all-gather,
+tried beside it, gained 2 points and lost 2 and was dropped.
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -534,21 +533,14 @@ def reduce_at(membw, m, col=1):
 # (perf/results/2026-12-04-vm-host-footprint): first scored held out in the run after.
 HOST_SET = "all-gather, own all-gather, receipt, capped, ring core, host set"
 
-# The "flow rate" column's `above`: the host-set column, but over tcp, where the ring all-gather
-# measured beside the point still runs faster than the simulator prices it at the least latency
-# and the core fitted to it (the flow, not the core, bounds it), one flow's rate fitted to that
-# all-gather too (fit_rate). The rate from the 2-rank sendrecv of all of S at once understates a
-# step's: over loopback TCP the bytes in flight set the rate (VM F, runs 51-55, 2 ranks: the
-# sendrecv of 4 MiB each way moved ~3.8 GB/s, of 1 MiB ~4.5, the ring all-gather's one step of
-# 2 MiB ~4.4), and the ring has one step's bytes in flight. Added 2026-12-04 after run 56, in
-# sample on runs 48-56 (perf/results/2026-12-04-vm-tcp-flow-rate); first scored held out in the
-# run after.
-# And over shm, above the cores, for a PAIRWISE schedule (Rabenseifner), the reduction rate fitted
-# to loom's recursive-halving reduce-scatter measured beside the point (as the own-halves column
-# does), but never below membw_perf's rate out of memory (in sample on the same runs: the
-# own-halves column priced the 4-rank shm Rabenseifner at 4 MiB at 0.80-1.00 where the host-set
-# one priced it 0.69-0.83, and the 64 MiB ones 1.85-2.11).
-FLOW_RATE = HOST_SET + ", flow rate, shm halves"
+# The "shm halves" column's `above`: the host-set column, but over shm, above the cores, for a
+# PAIRWISE schedule (Rabenseifner), the reduction rate fitted to loom's recursive-halving
+# reduce-scatter measured beside the point (as the own-halves column does), never below
+# membw_perf's rate out of memory. In sample on runs 44-56 (perf/results/2026-12-04-vm-shm-halves):
+# the 4-rank shm Rabenseifner at 4 MiB, priced 0.70-0.80 by the host-set column on VM F, 0.78-0.98;
+# the own-halves column, unfloored, priced the 64 MiB ones 1.85-2.11. First scored held out in
+# the run after.
+SHM_HALVES = HOST_SET + ", shm halves"
 
 
 def host_set_bytes(p, s):
@@ -585,11 +577,10 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                 "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
                 "membw's, ring's core from the all-gather, shm reductions at the host's working "
                 "set"),
-               ("cpu_gx", FLOW_RATE,
+               ("cpu_gx", SHM_HALVES,
                 "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
                 "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, tcp flow rate from the all-gather, shm halving reductions from the "
-                "reduce-scatter")]
+                "set, shm Rabenseifner's reductions from its reduce-scatter")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -637,11 +628,9 @@ SUMMARY_TEXT = {
     "cpu_gw": "with the ring-core one but, over shm, every reduction priced at membw_perf's rate "
               "for the working set of all the host's ranks (the swept size nearest 2pS/3), not "
               "one rank's (S)",
-    "cpu_gx": "with the host-set one but, over tcp, where the ring all-gather measured beside the "
-              "point runs faster than the simulator prices it even at the least latency and the "
-              "core fitted to it, one flow's rate fitted so that it prices that all-gather at its "
-              "measured time; and over shm above the cores, a Rabenseifner's reduction rate "
-              "fitted as the own-halves one's but never below membw_perf's rate out of memory"}
+    "cpu_gx": "with the host-set one but, over shm above the cores, a Rabenseifner's reduction "
+              "rate fitted as the own-halves one's (to loom's recursive-halving reduce-scatter "
+              "measured beside the point) but never below membw_perf's rate out of memory"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -652,7 +641,7 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt, capped",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
                  "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                 FLOW_RATE)
+                 SHM_HALVES)
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -678,7 +667,7 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own all-gather, receipt, capped",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                FLOW_RATE)
+                SHM_HALVES)
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -765,25 +754,6 @@ def fit_core(a, t, p, s, rate, red, core, alpha, target_us, algo="rd"):
         return hi
     if sim(lo) <= target_us:
         return lo
-    for _ in range(12):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
-    return math.sqrt(lo * hi)
-
-
-def fit_rate(a, t, p, s, rate, red, core, alpha, target_us):
-    """One flow's bytes/us at which loom-plan --simulate prices the ring all-gather of s bytes on
-    p ranks (the other costs as fit_core's: `core` the core fitted there, `alpha` the latency) at
-    target_us, the measured one; `rate` when even it is priced no slower, and when even 4 rate is
-    priced slower (then the flow is not what bounds it: at 16-64 MiB on VM F, runs 48-56, the
-    bound was hit and moved the all-reduce by at most 3%). Bisection on a log scale within rate
-    .. 4 rate: the simulated time falls as the rate grows."""
-    def sim(k):
-        return simulate(a.build, t, p, s, params_line(t, alpha, k / 1e3, red, a.cores), "ring",
-                        a.cores, core / 1e3, coll="allgather")[2]
-    lo, hi = rate, rate * 4
-    if sim(lo) <= target_us or sim(hi) >= target_us:
-        return rate
     for _ in range(12):
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
@@ -1008,7 +978,7 @@ def cpu_round(a, r, key, above):
     def red_at(col):
         if t == "tcp":
             return reduce_at(r["membw"], m, col)
-        if above in (HOST_SET, FLOW_RATE) and col in (1, 2):  # the reductions, not the pair copy
+        if above in (HOST_SET, SHM_HALVES) and col in (1, 2):  # the reductions, not the pair copy
             return reduce_at(r["membw"], host_set_bytes(p, s), col)
         return r["membw"][s][col]
     red = red_at(1)
@@ -1038,8 +1008,6 @@ def cpu_round(a, r, key, above):
             # The latency at its floor and the ring all-gather still priced slower than it ran:
             # the core is dearer than the sendrecvs said; its cost per byte from that all-gather.
             core = fit_core(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg], "ring")
-            if above == FLOW_RATE and t == "tcp":
-                rate = fit_rate(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
     if above == "all-gather, pairwise" and t == "tcp" and p > a.cores and is_pairwise(ran):
         # After the latency's fit (to the ring all-gather, at the ring pattern's core): the
         # schedule's own pattern, where its sendrecv spent less CPU per byte.
@@ -1058,7 +1026,7 @@ def cpu_round(a, r, key, above):
             fitted = fit_reduce(a, t, p, s, rate, red, core, alpha,
                                 c["reducescatter_halving_us"][kg], pair_copy, "halving")
             red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
-        elif above == FLOW_RATE and t == "shm":
+        elif above == SHM_HALVES and t == "shm":
             # The reduction rate fitted as the own-halves column's, but never below membw_perf's
             # rate out of memory (its largest size): no reduction streams slower than that, and
             # at 64 MiB the halving reduce-scatter ran ~2x slower than the all-reduce's half of

@@ -1,16 +1,16 @@
-"""Offline check of two changes (in sample; nothing measured), validate_local.py's column "...,
-tcp flow rate from the all-gather, shm halving reductions from the reduce-scatter" (cpu_gx)
-against the host-set column it builds on (cpu_gw):
+"""Offline check (in sample; nothing measured) of validate_local.py's last column (cpu_gx) against
+the host-set column it builds on (cpu_gw). Run at 2a0110d, the column then had two changes:
 - over tcp, where the ring all-gather measured beside a point runs faster than the simulator
   prices it at the least latency and the core fitted to it, one flow's rate fitted to that
-  all-gather too;
+  all-gather too (dropped after this check: see summary.md);
 - over shm above the cores, a Rabenseifner's reduction rate fitted to the recursive-halving
-  reduce-scatter measured beside it, never below membw_perf's rate out of memory.
+  reduce-scatter measured beside it, never below membw_perf's rate out of memory (kept: the
+  "..., shm Rabenseifner's reductions from its reduce-scatter" column).
 
 Usage: rescore.py BUILD OUTDIR RUNDIR/PART [RUNDIR/PART ...]. For each part it rescores a copy of
-points.json with validate_local.py --rescore --cores 2, only those two columns (and "cpu") simulated, and
-prints both columns' ratios, the fitted rate and reduction rate against the host-set column's
-(per round, where any differs), and the pass counts."""
+points.json with validate_local.py --rescore --cores 2, only those two columns (and "cpu", which
+the summary needs) simulated, and prints both columns' ratios, the fitted flow rate and reduction
+rate against the host-set column's (per round, where any differs), and the pass counts."""
 import importlib.util, json, os, shutil, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,14 +29,14 @@ def main():
     total = {"cpu_gw": 0, "cpu_gx": 0, "n": 0}
     for part in parts:
         vl = load()
-        vl.CPU_COLUMNS = [c for c in vl.CPU_COLUMNS if c[0] in ("cpu", "cpu_gw", "cpu_gx")]  # score() needs "cpu"
+        vl.CPU_COLUMNS = [c for c in vl.CPU_COLUMNS if c[0] in ("cpu", "cpu_gw", "cpu_gx")]
         rates = {}  # key -> [(fitted / host-set rate, fitted / host-set reduction rate) per round]
         orig = vl.cpu_round
 
         def cpu_round(a, r, key, above, orig=orig, vl=vl):
             x = orig(a, r, key, above)
-            if x is not None and above == vl.FLOW_RATE:
-                base = orig(a, r, key, vl.HOST_SET)
+            if x is not None and above == vl.CPU_COLUMNS[-1][1]:  # cpu_gx's
+                base = orig(a, r, key, vl.HOST_SET)  # cpu_gw's
                 rates.setdefault(key, []).append((x["rate"] / base["rate"],
                                                   x["red"] / base["red"]))
             return x
@@ -58,7 +58,7 @@ def main():
         total["cpu_gw"] += nw
         total["cpu_gx"] += nx
         total["n"] += len(rows)
-        print(f"## {part}: host set {nw} of {len(rows)}, flow rate {nx} of {len(rows)}")
+        print(f"## {part}: host set {nw} of {len(rows)}, cpu_gx {nx} of {len(rows)}")
         for r in rows:
             k = (r["transport"], r["algo"], r["ranks"], r["size"])
             f = rates.get(k, [])
@@ -75,7 +75,7 @@ def main():
             print(f"  {k[0]} {k[1]:8s} p{k[2]} {k[3] >> 20:3d} MiB  {w:.2f} -> {x:.2f}  {fr}{flag}")
         sys.stdout.flush()
     print(f"# all parts: host set {total['cpu_gw']} of {total['n']}, "
-          f"flow rate {total['cpu_gx']} of {total['n']}")
+          f"cpu_gx {total['cpu_gx']} of {total['n']}")
 
 
 if __name__ == "__main__":
