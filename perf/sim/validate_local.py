@@ -80,7 +80,10 @@ reduce-scatter", cpu_gx) is the host-set one with, over shm above the cores, a R
 reduction rate fitted to loom's recursive-halving reduce-scatter measured beside the point but
 never below membw_perf's rate out of memory (SHM_HALVES): in sample on runs 44-56
 (perf/results/2026-12-04-vm-shm-halves), where a tcp flow rate fitted to the ring all-gather,
-tried beside it, gained 2 points and lost 2 and was dropped.
+tried beside it, gained 2 points and lost 2 and was dropped. After run 58 one more column
+("..., latency no larger than at the smallest size", cpu_gz, LATENCY_CAP): the shm-halves one
+with, on ranks within the cores, the fitted latency capped at the one fitted at the round's
+smallest size on those ranks (in sample on runs 44-58, perf/results/2026-12-04-vm-latency-cap).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -542,6 +545,17 @@ HOST_SET = "all-gather, own all-gather, receipt, capped, ring core, host set"
 # the run after.
 SHM_HALVES = HOST_SET + ", shm halves"
 
+# The "latency cap" column's `above`: the shm-halves column, but on ranks within the cores the
+# latency fitted to the ring all-gather at a size no larger than the one fitted at the smallest
+# size of the round on those ranks. A latency does not grow with the message: what the all-gather
+# costs beyond the model at a larger size is bandwidth (VM F, runs 48-57, shm on 2 ranks at
+# 64 MiB: the all-gather of 32 MiB each way took 4.4-9.1 ms, about the 2-rank sendrecv of all
+# 64 MiB, and its fitted "latency" of 1.4-2.2 ms a message priced the 2-rank Rabenseifner there at
+# 1.17-1.52). Above the cores the fitted latency also carries the scheduler's wake-ups, which do
+# grow with the bytes, and is left as fitted. Added 2026-12-04 after run 58, in sample on runs
+# 44-58 (perf/results/2026-12-04-vm-latency-cap); first scored held out in the run after.
+LATENCY_CAP = SHM_HALVES + ", latency cap"
+
 
 def host_set_bytes(p, s):
     """The swept membw size whose rate prices an shm reduction in the host-set column: p ranks of an
@@ -580,7 +594,12 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_gx", SHM_HALVES,
                 "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
                 "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, shm Rabenseifner's reductions from its reduce-scatter")]
+                "set, shm Rabenseifner's reductions from its reduce-scatter"),
+               ("cpu_gz", LATENCY_CAP,
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, ring's core from the all-gather, shm reductions at the host's working "
+                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
+                "than at the smallest size")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -630,7 +649,10 @@ SUMMARY_TEXT = {
               "one rank's (S)",
     "cpu_gx": "with the host-set one but, over shm above the cores, a Rabenseifner's reduction "
               "rate fitted as the own-halves one's (to loom's recursive-halving reduce-scatter "
-              "measured beside the point) but never below membw_perf's rate out of memory"}
+              "measured beside the point) but never below membw_perf's rate out of memory",
+    "cpu_gz": "with the shm-halves one but, on ranks within the cores, the latency fitted to the "
+              "ring all-gather no larger than the one fitted at the round's smallest size on "
+              "those ranks"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -641,7 +663,7 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt, capped",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
                  "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                 SHM_HALVES)
+                 SHM_HALVES, LATENCY_CAP)
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -667,7 +689,7 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own all-gather, receipt, capped",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                SHM_HALVES)
+                SHM_HALVES, LATENCY_CAP)
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -978,7 +1000,8 @@ def cpu_round(a, r, key, above):
     def red_at(col):
         if t == "tcp":
             return reduce_at(r["membw"], m, col)
-        if above in (HOST_SET, SHM_HALVES) and col in (1, 2):  # the reductions, not the pair copy
+        # The reductions, not the pair copy:
+        if above in (HOST_SET, SHM_HALVES, LATENCY_CAP) and col in (1, 2):
             return reduce_at(r["membw"], host_set_bytes(p, s), col)
         return r["membw"][s][col]
     red = red_at(1)
@@ -1008,6 +1031,16 @@ def cpu_round(a, r, key, above):
             # The latency at its floor and the ring all-gather still priced slower than it ran:
             # the core is dearer than the sendrecvs said; its cost per byte from that all-gather.
             core = fit_core(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg], "ring")
+        if above == LATENCY_CAP and p <= a.cores:
+            # No larger than the latency fitted at the smallest size of the round on p ranks (the
+            # ring's point there, as "all-gather, smallest" takes it), where it is fitted.
+            s0 = min(q[3] for q in r["points"] if q[0] == t and q[2] == p)
+            if s0 < s:
+                k0 = next((q for q in ((t, "ring", p, s0), (t, algo, p, s0)) if q in r["points"]))
+                x0 = cpu_round(a, r, k0, LATENCY_CAP)
+                if x0 is None:
+                    return None
+                alpha = min(alpha, x0["alpha"])
     if above == "all-gather, pairwise" and t == "tcp" and p > a.cores and is_pairwise(ran):
         # After the latency's fit (to the ring all-gather, at the ring pattern's core): the
         # schedule's own pattern, where its sendrecv spent less CPU per byte.
@@ -1026,7 +1059,7 @@ def cpu_round(a, r, key, above):
             fitted = fit_reduce(a, t, p, s, rate, red, core, alpha,
                                 c["reducescatter_halving_us"][kg], pair_copy, "halving")
             red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
-        elif above == SHM_HALVES and t == "shm":
+        elif above in (SHM_HALVES, LATENCY_CAP) and t == "shm":
             # The reduction rate fitted as the own-halves column's, but never below membw_perf's
             # rate out of memory (its largest size): no reduction streams slower than that, and
             # at 64 MiB the halving reduce-scatter ran ~2x slower than the all-reduce's half of

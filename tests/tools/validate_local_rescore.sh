@@ -16,19 +16,20 @@
 # pair-ring footprint", "cpu, all-gather, cheaper core, pairwise", "... own all-gather", "...
 # own halves", "... tcp reduction by CPU", "... at most membw's", "... shm ring's core from the
 # all-gather", "... ring's core from the all-gather", "..., shm reductions at the host's working
-# set", "..., shm Rabenseifner's reductions from its reduce-scatter")
-# are "n/a" on all 24 rows of each (336 cells), their counts left out.
+# set", "..., shm Rabenseifner's reductions from its reduce-scatter", "..., latency no larger
+# than at the smallest size") are "n/a" on all 24 rows of each (360 cells), their counts left
+# out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
 #     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones, both
-#     ring-core ones, the host-set one and the shm-halves one (126 cells n/a) and the pairwise,
-#     own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on 4-8 ranks
-#     (runs before run 40 have no pairwise sendrecv, before run 41 no recursive-doubling
-#     all-gather; their counts are left out), the all-gather's
-#     fitted latency listed, and the line on single rounds (the rounds within 25% of their
+#     ring-core ones, the host-set, shm-halves and latency-cap ones (144 cells n/a) and the
+#     pairwise, own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on
+#     4-8 ranks (runs before run 40 have no pairwise sendrecv, before run 41 no
+#     recursive-doubling all-gather; their counts are left out), the all-gather's fitted
+#     latency listed, and the line on single rounds (the rounds within 25% of their
 #     point's median, and of each column's rounds within 25%), and the line on repeatability (its
 #     one point measured twice: the planner ran the forced ring's schedule on 2 ranks at 4 MiB).
 #   - run 24 (2026-12-02 21:30, the first with the reduce-scatter; tcp at 4-64 MiB): the same
-#     with every column filled but those nine on its 4 such rows, eleven counts, and the
+#     with every column filled but those ten on its 4 such rows, eleven counts, and the
 #     fitted reduction rate listed; three of them equal the cheaper-core one on every other row,
 #     the two tcp-reduction-by-CPU ones are filled there, and over tcp the shm-ring-core one
 #     equals the capped tcp-reduction-by-CPU one.
@@ -58,13 +59,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 336 6 \
+check 2026-12-02-vm-sim-vs-loom-18 360 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 336 6
-check 2026-12-02-vm-sim-vs-loom-14 352 5
-check 2026-12-01-vm-sim-vs-loom-13 368 4
-check 2026-12-02-vm-sim-vs-loom-22 138 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 36 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 360 6
+check 2026-12-02-vm-sim-vs-loom-14 376 5
+check 2026-12-01-vm-sim-vs-loom-13 392 4
+check 2026-12-02-vm-sim-vs-loom-22 156 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 40 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -112,6 +113,12 @@ for r in rows:
     # Over tcp the shm-halves column is the host-set one.
     if pw != (r["cpu_gx_ratio"] is None) or (not pw and r["cpu_gx_ratio"] != r["cpu_gw_ratio"]):
         bad.append(f"cpu_gx {r['algo']} {r['ranks']}r {r['size']}: {r['cpu_gx_ratio']}")
+    # The latency-cap column: the shm-halves one above the cores (4-8 ranks on 2); on 2 ranks
+    # the latency only ever lowered (capped at 4 MiB's), so priced no dearer.
+    gz, gx = r["cpu_gz_ratio"], r["cpu_gx_ratio"]
+    if (gz is None) != (gx is None) or (gz is not None and (
+            (r["ranks"] > 2 and gz != gx) or (r["ranks"] == 2 and gz > gx))):
+        bad.append(f"cpu_gz {r['algo']} {r['ranks']}r {r['size']}: {gz} against {gx}")
 print("\n".join(bad))
 sys.exit(1 if bad or sum(1 for r in rows if r["cpu_gp_ratio"] is None) != 4 else 0)
 PY
@@ -121,7 +128,8 @@ PY
 # ring-core columns price the forced ring there below the capped column (the core fitted to that
 # all-gather: 1.12 and 1.28 against 0.99 and 1.02 on 2026-12-04), within 25%; on the planner's
 # Rabenseifner rows (own all-gather core) and the 2-rank rows they are the capped column.
-# The shm-halves column prices the ring as the host-set one, a Rabenseifner no cheaper.
+# The shm-halves column prices the ring as the host-set one, a Rabenseifner no cheaper; with
+# one size in the part, the latency-cap column is the shm-halves one.
 d="$tmp/run43-shm-1m"
 mkdir -p "$d"
 cp "$src/perf/results/2026-12-03-vm-sim-vs-loom-43/shm-1m/points.json" "$d/"
@@ -137,9 +145,11 @@ for r in rows:
             (r["loom_ran"].startswith("rabenseifner") and gk != gc) or \
             (r["ranks"] == 2 and r["cpu_gw_ratio"] != ga) or \
             (r["loom_ran"].startswith("ring") and r["cpu_gx_ratio"] != r["cpu_gw_ratio"]) or \
-            r["cpu_gx_ratio"] < r["cpu_gw_ratio"]:  # host set on 2 ranks: one rank's; the
+            r["cpu_gx_ratio"] < r["cpu_gw_ratio"] or \
+            r["cpu_gz_ratio"] != r["cpu_gx_ratio"]:  # host set on 2 ranks: one rank's; the
         # shm-halves column: the ring as the host-set one, a Rabenseifner's reductions only
-        # ever dearer (fitted to the halving reduce-scatter)
+        # ever dearer (fitted to the halving reduce-scatter); the latency-cap one: the
+        # shm-halves one where the round has one size
 
         bad.append(f"{r['algo']} {r['ranks']}r {r['loom_ran']}: {gc} {gk} {ga}")
 print("\n".join(bad))
