@@ -194,6 +194,22 @@ if grep -q '^- \*\*In place, simulated in place' "$d/summary-rescored.md"; then
   echo "FAIL: run 34 (no in-place reduction rate) has a line on the in-place simulation"
   fail=1
 fi
+# perf/sim/compare_columns.py: the host-set and shm-halves columns on run 58's shm points at 1 MiB
+# (VM F): 6 points and both counts; only the planner's Rabenseifner on 4 and 8 ranks (above the
+# 2 cores) has its reduction rate moved, the rings and the 2-rank points are priced alike.
+python3 "$src/perf/sim/compare_columns.py" "$build" "$tmp/cc" cpu_gw cpu_gx \
+  "$src/perf/results/2026-12-04-vm-sim-vs-loom-58/shm-1m" > "$tmp/cc.txt" 2>&1 &&
+  python3 - "$tmp/cc.txt" <<'PY' || { echo "FAIL: compare_columns.py on run 58 shm 1 MiB:"; cat "$tmp/cc.txt"; fail=1; }
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = [l for l in lines if l.startswith("  shm ")]
+bad = [l for l in rows if ("reduction" in l) != bool(re.match(r"  shm planner +p[48] ", l))
+       or ("reduction" not in l and l.split()[5] != l.split()[7])]
+ok = (len(rows) == 6 and not bad and re.match(r"## .*: cpu_gw \d of 6, cpu_gx \d of 6$", lines[0])
+      and re.match(r"# all parts: cpu_gw \d of 6, cpu_gx \d of 6$", lines[-1]))
+print("\n".join(bad))
+sys.exit(0 if ok else 1)
+PY
 if grep -q '^- In place' "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md"; then
   echo "FAIL: run 22 (no in-place times) has a line on the in-place column"
   fail=1
