@@ -146,14 +146,48 @@ TEST(Calibrate, RunsPoolIntoTheMedianOfAllTheirRounds) {
   EXPECT_NE(alone.toString(), exact.toString());  // run b alone: every point 2.5x
 }
 
+// Times that do not grow with the size (a disturbed measurement) fit no link: a clear error that
+// names the transport, not a crash or a made-up rate.
+TEST(Calibrate, TimesThatShrinkWithTheSizeAreAnErrorNamingTheTransport) {
+  const std::string file = "/tmp/plan_calibrate_shrink_" + std::to_string(getpid()) + ".jsonl";
+  writeLines(truth(), file, {});
+  std::vector<std::string> keep;
+  {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);)
+      if (line.find("\"tcp\"") == std::string::npos) keep.push_back(line);
+  }
+  {
+    std::ofstream out(file);
+    for (const std::string& l : keep) out << l << "\n";
+    double us = 500;
+    for (uint64_t b = 8; b <= (2u << 20); b *= 4, us *= 0.8)
+      for (int ranks : {2, 4}) {
+        out << "{\"transport\":\"tcp\",\"ranks\":" << ranks << ",\"size\":" << b;
+        for (const char* a : {"rd", "ring", "tree", "rabenseifner"})
+          out << ",\"" << a << "\":{\"median_us\":" << us << "}";
+        out << "}\n";
+      }
+  }
+  CostParams got;
+  const Status s = loomplan::calibrate({file}, &got, false, 10);
+  std::remove(file.c_str());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.toString().find("rd times over tcp fit no positive latency and per-byte cost"),
+            std::string::npos)
+      << s.toString();
+}
+
 // The self-measuring mode end to end, small: every algorithm forced on 2 and 3 forked ranks over
-// shm and tcp, 8 B-32 KiB, one round; the fit is saved and a planner reading it through
-// LOOM_PLAN_PARAMS=@file (as a communicator does) has the same model.
+// shm and tcp, 8 B-32 KiB, three rounds (each point their median: with one round, a busy machine
+// once measured tcp's 2-rank times shrinking with the size, which no link fits); the fit is saved
+// and a planner reading it through LOOM_PLAN_PARAMS=@file (as a communicator does) has the same
+// model.
 TEST(Calibrate, SelfMeasuredParametersLoadIntoThePlanner) {
   loomplan::SelfMeasure self;
   self.ranks = {2, 3};
   self.maxBytes = 32768;
-  self.rounds = 1;
+  self.rounds = 3;
   CostParams got;
   const Status s = loomplan::calibrate({}, &got, false, 0, self);
   ASSERT_TRUE(s.ok()) << s.toString();

@@ -342,7 +342,11 @@ Status fitModel(std::vector<Point>& pts, bool twoLevel, CostParams* out) {
           tried.emplace_back(err, regret, cs);
         }
     }
-    if (tried.empty()) return loom::internalError("calibrate: no feasible link fit over ", tr);
+    if (tried.empty())
+      return loom::systemError("calibrate: the two-rank rd times over ", tr,
+                               " fit no positive latency and per-byte cost (they do not grow "
+                               "with the size: a disturbed measurement; measure more rounds or "
+                               "larger sizes)");
     double least = std::get<0>(tried[0]);
     for (const auto& t : tried) least = std::min(least, std::get<0>(t));
     const std::tuple<double, Regret, CostParams>* pick = nullptr;
