@@ -956,6 +956,14 @@ def footprint_nearer_lockstep(ran, s, p, m):
     return fx < fs and abs(math.log(fx / fl)) <= abs(math.log(fx / fs))
 
 
+def smallest_point(r, key):
+    """The point of round r at the smallest size it ran on key's transport and ranks: the forced
+    ring's where the round has it, else key's algorithm's."""
+    t, algo, p, _ = key
+    s0 = min(q[3] for q in r["points"] if q[0] == t and q[2] == p)
+    return next(q for q in ((t, "ring", p, s0), (t, algo, p, s0)) if q in r["points"])
+
+
 def cpu_round(a, r, key, above):
     """simulate_cpu's calibration of one point in one round r: {"ran": the schedule, "rate": one
     flow's bytes/us, "core": a core's bytes/us on one side, "red": the reduction GB/s, "alpha":
@@ -1001,7 +1009,7 @@ def cpu_round(a, r, key, above):
         if t == "tcp":
             return reduce_at(r["membw"], m, col)
         # The reductions, not the pair copy:
-        if above in (HOST_SET, SHM_HALVES, LATENCY_CAP) and col in (1, 2):
+        if above.startswith(HOST_SET) and col in (1, 2):
             return reduce_at(r["membw"], host_set_bytes(p, s), col)
         return r["membw"][s][col]
     red = red_at(1)
@@ -1016,9 +1024,7 @@ def cpu_round(a, r, key, above):
         # The latency the all-gather column fits at the smallest size this round ran on p ranks
         # (the ring's point where the ring was forced), where the all-gather is the most
         # latency-bound.
-        s0 = min(q[3] for q in r["points"] if q[0] == t and q[2] == p)
-        k0 = next((q for q in ((t, "ring", p, s0), (t, algo, p, s0)) if q in r["points"]))
-        x = cpu_round(a, r, k0, "all-gather")
+        x = cpu_round(a, r, smallest_point(r, key), "all-gather")
         if x is None:
             return None
         alpha = x["alpha"]
@@ -1034,9 +1040,8 @@ def cpu_round(a, r, key, above):
         if above == LATENCY_CAP and p <= a.cores:
             # No larger than the latency fitted at the smallest size of the round on p ranks (the
             # ring's point there, as "all-gather, smallest" takes it), where it is fitted.
-            s0 = min(q[3] for q in r["points"] if q[0] == t and q[2] == p)
-            if s0 < s:
-                k0 = next((q for q in ((t, "ring", p, s0), (t, algo, p, s0)) if q in r["points"]))
+            k0 = smallest_point(r, key)
+            if k0[3] < s:
                 x0 = cpu_round(a, r, k0, LATENCY_CAP)
                 if x0 is None:
                     return None
@@ -1053,23 +1058,19 @@ def cpu_round(a, r, key, above):
         if kg not in c.get("allgather_rd_us", {}):
             return None
         core = fit_core(a, t, p, s, rate, red, core, alpha, c["allgather_rd_us"][kg])
-        if above == "all-gather, own halves":
+        floored = above.startswith(SHM_HALVES) and t == "shm"
+        if above == "all-gather, own halves" or floored:
             if kg not in c.get("reducescatter_halving_us", {}):
                 return None
             fitted = fit_reduce(a, t, p, s, rate, red, core, alpha,
                                 c["reducescatter_halving_us"][kg], pair_copy, "halving")
+            if floored:
+                # Never below membw_perf's rate out of memory (its largest size): no reduction
+                # streams slower than that, and at 64 MiB the halving reduce-scatter ran ~2x
+                # slower than the all-reduce's half of it (runs 48-55; the own-halves column
+                # priced those points 1.85-2.11).
+                fitted = min(red, max(fitted, r["membw"][max(r["membw"])][1]))
             red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
-        elif above in (SHM_HALVES, LATENCY_CAP) and t == "shm":
-            # The reduction rate fitted as the own-halves column's, but never below membw_perf's
-            # rate out of memory (its largest size): no reduction streams slower than that, and
-            # at 64 MiB the halving reduce-scatter ran ~2x slower than the all-reduce's half of
-            # it (runs 48-55; the own-halves column priced those points 1.85-2.11).
-            if kg not in c.get("reducescatter_halving_us", {}):
-                return None
-            fitted = fit_reduce(a, t, p, s, rate, red, core, alpha,
-                                c["reducescatter_halving_us"][kg], pair_copy, "halving")
-            fitted = min(red, max(fitted, r["membw"][max(r["membw"])][1]))
-            red_ip, red = red_ip * fitted / red, fitted
     if above.startswith("all-gather, own all-gather, receipt") and t == "tcp":
         if kg not in c.get("reducescatter_cpu_us", {}) or kg not in c.get("allgather_cpu_us", {}):
             return None
