@@ -33,12 +33,17 @@ def rescore_part(build, outdir, base, new, part):
     above = {c[0]: c[1] for c in cols}
     calib = {}
     orig = vl.cpu_round
+    depth = [0]  # cpu_round calls itself for the smallest size's point: record only the outer call
 
     def cpu_round(a, r, key, col):
-        x = orig(a, r, key, col)
-        if x is not None and col == above[new]:
-            calib.setdefault(key, []).append((orig(a, r, key, above[base]), x))
-        return x
+        depth[0] += 1
+        try:
+            x = orig(a, r, key, col)
+            if x is not None and col == above[new] and depth[0] == 1:
+                calib.setdefault(key, []).append((orig(a, r, key, above[base]), x))
+            return x
+        finally:
+            depth[0] -= 1
     vl.cpu_round = cpu_round
     out = os.path.join(outdir, part.strip("/").replace("/", "_"))
     os.makedirs(out, exist_ok=True)

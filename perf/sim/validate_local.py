@@ -84,6 +84,11 @@ tried beside it, gained 2 points and lost 2 and was dropped. After run 58 one mo
 ("..., latency no larger than at the smallest size", cpu_gz, LATENCY_CAP): the shm-halves one
 with, on ranks within the cores, the fitted latency capped at the one fitted at the round's
 smallest size on those ranks (in sample on runs 44-58, perf/results/2026-12-04-vm-latency-cap).
+After run 60 (session 30, 2026-12-05) one more ("..., tcp flow rate from the all-gather", cpu_gy,
+FLOW_RATE): the latency-cap one with, over tcp on ranks within the cores, one flow's rate fitted
+to the ring all-gather where the least latency and the fitted core still price it slower (the
+change dropped in session 29, now that the drivers pin 2 ranks: in sample on runs 52-60,
+perf/results/2026-12-05-vm-tcp-flow-pinned).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -556,6 +561,22 @@ SHM_HALVES = HOST_SET + ", shm halves"
 # 44-58 (perf/results/2026-12-04-vm-latency-cap); first scored held out in the run after.
 LATENCY_CAP = SHM_HALVES + ", latency cap"
 
+# The "tcp flow rate" column's `above`: the latency-cap column, but over tcp on ranks within the
+# cores, where the ring all-gather measured beside the point still runs faster than the simulator
+# prices it at the least latency and the core fitted to it (the flow, not a core, bounds it), one
+# flow's rate fitted to that all-gather too (fit_rate). The flow rate comes from the 2-rank
+# sendrecv of all of S in the schedule's messages at once, and over loopback TCP the bytes in
+# flight set the rate: a ring step on 2 ranks has one message in flight (VM F, 2 ranks at 4 MiB:
+# the sendrecv of 4 MiB each way in 2 MiB messages took ~1,100-1,250 us, the ring all-gather's
+# one 2 MiB step ~360-640 us). Tried in sample on runs 44-56 (perf/results/2026-12-04-vm-shm-halves)
+# it gained 2 points and lost 2, both lost in runs 50-51; since run 52 the forked drivers pin 2
+# ranks to a core each (--bind auto, as mpirun --bind-to core does), and the 2-rank tcp ring at
+# 4 MiB has run faster (780-1,000 us, against 1,100-1,500 before) while its sendrecv has not: of
+# the pinned runs then stored (52, 55, 56) the rate fit moved every 2-rank 4 MiB point to
+# 0.83-1.15. Added 2026-12-05 after run 60, in sample on runs 52-60
+# (perf/results/2026-12-05-vm-tcp-flow-pinned); first scored held out in the run after.
+FLOW_RATE = LATENCY_CAP + ", tcp flow rate"
+
 
 def host_set_bytes(p, s):
     """The swept membw size whose rate prices an shm reduction in the host-set column: p ranks of an
@@ -599,7 +620,12 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                 "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
                 "membw's, ring's core from the all-gather, shm reductions at the host's working "
                 "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
-                "than at the smallest size")]
+                "than at the smallest size"),
+               ("cpu_gy", FLOW_RATE,
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, ring's core from the all-gather, shm reductions at the host's working "
+                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
+                "than at the smallest size, tcp flow rate from the all-gather")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -652,7 +678,11 @@ SUMMARY_TEXT = {
               "measured beside the point) but never below membw_perf's rate out of memory",
     "cpu_gz": "with the shm-halves one but, on ranks within the cores, the latency fitted to the "
               "ring all-gather no larger than the one fitted at the round's smallest size on "
-              "those ranks"}
+              "those ranks",
+    "cpu_gy": "with the latency-cap one but, over tcp on ranks within the cores, where the ring "
+              "all-gather measured beside the point runs faster than the simulator prices it even "
+              "at the least latency and the core fitted to it, one flow's rate fitted so that it "
+              "prices that all-gather at its measured time"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -663,7 +693,7 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt, capped",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
                  "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                 SHM_HALVES, LATENCY_CAP)
+                 SHM_HALVES, LATENCY_CAP, FLOW_RATE)
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -689,7 +719,7 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own all-gather, receipt, capped",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                SHM_HALVES, LATENCY_CAP)
+                SHM_HALVES, LATENCY_CAP, FLOW_RATE)
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -776,6 +806,24 @@ def fit_core(a, t, p, s, rate, red, core, alpha, target_us, algo="rd"):
         return hi
     if sim(lo) <= target_us:
         return lo
+    for _ in range(12):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def fit_rate(a, t, p, s, rate, red, core, alpha, target_us):
+    """One flow's bytes/us at which loom-plan --simulate prices the ring all-gather of s bytes on
+    p ranks (the other costs as fit_core's: `core` the core fitted there, `alpha` the latency) at
+    target_us, the measured one; `rate` where even it is priced no slower, and where even 4 x rate
+    is priced slower (then the flow is not what bounds it). Bisection on a log scale within
+    rate .. 4 x rate: the simulated time falls as the rate grows."""
+    def sim(k):
+        return simulate(a.build, t, p, s, params_line(t, alpha, k / 1e3, red, a.cores), "ring",
+                        a.cores, core / 1e3, coll="allgather")[2]
+    lo, hi = rate, rate * 4
+    if sim(lo) <= target_us or sim(hi) >= target_us:
+        return rate
     for _ in range(12):
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
@@ -1037,12 +1085,15 @@ def cpu_round(a, r, key, above):
             # The latency at its floor and the ring all-gather still priced slower than it ran:
             # the core is dearer than the sendrecvs said; its cost per byte from that all-gather.
             core = fit_core(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg], "ring")
-        if above == LATENCY_CAP and p <= a.cores:
+            if above.startswith(FLOW_RATE) and t == "tcp" and p <= a.cores:
+                # Still priced slower at that core: one flow's rate from that all-gather.
+                rate = fit_rate(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
+        if above.startswith(LATENCY_CAP) and p <= a.cores:
             # No larger than the latency fitted at the smallest size of the round on p ranks (the
             # ring's point there, as "all-gather, smallest" takes it), where it is fitted.
             k0 = smallest_point(r, key)
             if k0[3] < s:
-                x0 = cpu_round(a, r, k0, LATENCY_CAP)
+                x0 = cpu_round(a, r, k0, above)
                 if x0 is None:
                     return None
                 alpha = min(alpha, x0["alpha"])

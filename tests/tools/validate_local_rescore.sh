@@ -17,11 +17,11 @@
 # own halves", "... tcp reduction by CPU", "... at most membw's", "... shm ring's core from the
 # all-gather", "... ring's core from the all-gather", "..., shm reductions at the host's working
 # set", "..., shm Rabenseifner's reductions from its reduce-scatter", "..., latency no larger
-# than at the smallest size") are "n/a" on all 24 rows of each (360 cells), their counts left
-# out.
+# than at the smallest size", "..., tcp flow rate from the all-gather") are "n/a" on all 24 rows
+# of each (384 cells), their counts left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
 #     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones, both
-#     ring-core ones, the host-set, shm-halves and latency-cap ones (144 cells n/a) and the
+#     ring-core ones, the host-set, shm-halves, latency-cap and flow-rate ones (162 cells n/a) and the
 #     pairwise, own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on
 #     4-8 ranks (runs before run 40 have no pairwise sendrecv, before run 41 no
 #     recursive-doubling all-gather; their counts are left out), the all-gather's fitted
@@ -59,13 +59,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 360 6 \
+check 2026-12-02-vm-sim-vs-loom-18 384 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 360 6
-check 2026-12-02-vm-sim-vs-loom-14 376 5
-check 2026-12-01-vm-sim-vs-loom-13 392 4
-check 2026-12-02-vm-sim-vs-loom-22 156 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 40 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 384 6
+check 2026-12-02-vm-sim-vs-loom-14 400 5
+check 2026-12-01-vm-sim-vs-loom-13 416 4
+check 2026-12-02-vm-sim-vs-loom-22 174 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 44 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -119,6 +119,12 @@ for r in rows:
     if (gz is None) != (gx is None) or (gz is not None and (
             (r["ranks"] > 2 and gz != gx) or (r["ranks"] == 2 and gz > gx))):
         bad.append(f"cpu_gz {r['algo']} {r['ranks']}r {r['size']}: {gz} against {gx}")
+    # The tcp flow-rate column: the latency-cap one above the cores; on 2 ranks a flow's rate only
+    # ever raised (fitted to the all-gather), so priced no dearer.
+    gy = r["cpu_gy_ratio"]
+    if (gy is None) != (gz is None) or (gy is not None and (
+            (r["ranks"] > 2 and gy != gz) or (r["ranks"] == 2 and gy > gz))):
+        bad.append(f"cpu_gy {r['algo']} {r['ranks']}r {r['size']}: {gy} against {gz}")
 print("\n".join(bad))
 sys.exit(1 if bad or sum(1 for r in rows if r["cpu_gp_ratio"] is None) != 4 else 0)
 PY
@@ -146,10 +152,12 @@ for r in rows:
             (r["ranks"] == 2 and r["cpu_gw_ratio"] != ga) or \
             (r["loom_ran"].startswith("ring") and r["cpu_gx_ratio"] != r["cpu_gw_ratio"]) or \
             r["cpu_gx_ratio"] < r["cpu_gw_ratio"] or \
-            r["cpu_gz_ratio"] != r["cpu_gx_ratio"]:  # host set on 2 ranks: one rank's; the
+            r["cpu_gz_ratio"] != r["cpu_gx_ratio"] or \
+            r["cpu_gy_ratio"] != r["cpu_gz_ratio"]:  # host set on 2 ranks: one rank's; the
         # shm-halves column: the ring as the host-set one, a Rabenseifner's reductions only
         # ever dearer (fitted to the halving reduce-scatter); the latency-cap one: the
-        # shm-halves one where the round has one size
+        # shm-halves one where the round has one size; the tcp flow-rate one: over shm, the
+        # latency-cap one
 
         bad.append(f"{r['algo']} {r['ranks']}r {r['loom_ran']}: {gc} {gk} {ga}")
 print("\n".join(bad))
@@ -207,6 +215,29 @@ bad = [l for l in rows if ("reduction" in l) != bool(re.match(r"  shm planner +p
        or ("reduction" not in l and l.split()[5] != l.split()[7])]
 ok = (len(rows) == 6 and not bad and re.match(r"## .*: cpu_gw \d of 6, cpu_gx \d of 6$", lines[0])
       and re.match(r"# all parts: cpu_gw \d of 6, cpu_gx \d of 6$", lines[-1]))
+print("\n".join(bad))
+sys.exit(0 if ok else 1)
+PY
+# compare_columns.py: the latency-cap and tcp flow-rate columns on run 58's tcp points at 1 MiB
+# (VM F, 2 ranks pinned): only 2-rank points may have their flow rate moved, and only up; the 4-
+# and 8-rank points (above the 2 cores) are priced alike.
+python3 "$src/perf/sim/compare_columns.py" "$build" "$tmp/cc2" cpu_gz cpu_gy \
+  "$src/perf/results/2026-12-04-vm-sim-vs-loom-58/tcp-1m" > "$tmp/cc2.txt" 2>&1 &&
+  python3 - "$tmp/cc2.txt" <<'PY' || { echo "FAIL: compare_columns.py on run 58 tcp 1 MiB:"; cat "$tmp/cc2.txt"; fail=1; }
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = [l for l in lines if l.startswith("  tcp ")]
+bad = []
+for l in rows:
+    f = l.split()
+    if f[2] != "p2" and (len(f) > 8 or f[5] != f[7]):
+        bad.append(l)
+    for b, n in re.findall(r"([0-9]+)->([0-9]+)", l.split("rate ")[1].split()[0] if "rate " in l else ""):
+        if int(n) < int(b):
+            bad.append(l)
+    if "core " in l or "reduction " in l or "latency " in l or float(f[7]) > float(f[5]):
+        bad.append(l)
+ok = (len(rows) == 6 and not bad and re.match(r"## .*: cpu_gz \d of 6, cpu_gy \d of 6$", lines[0]))
 print("\n".join(bad))
 sys.exit(0 if ok else 1)
 PY
