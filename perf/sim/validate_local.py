@@ -792,6 +792,15 @@ def fit_alpha(a, t, p, s, rate, red, core, alpha0, target_us):
     return FITTED[memo]
 
 
+def log_bisect(sim, lo, hi, target_us, steps):
+    """The rate within lo .. hi at which sim(rate), a simulated time that falls as the rate grows,
+    is target_us: `steps` bisections on a log scale, then the geometric middle of what is left."""
+    for _ in range(steps):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
 def fit_core(a, t, p, s, rate, red, core, alpha, target_us, algo="rd"):
     """A core's bytes/us (one side) at which loom-plan --simulate prices loom's recursive-doubling
     all-gather (algo "ring": its ring all-gather) of s bytes on p ranks (the other costs as
@@ -806,10 +815,7 @@ def fit_core(a, t, p, s, rate, red, core, alpha, target_us, algo="rd"):
         return hi
     if sim(lo) <= target_us:
         return lo
-    for _ in range(12):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
-    return math.sqrt(lo * hi)
+    return log_bisect(sim, lo, hi, target_us, 12)
 
 
 def fit_rate(a, t, p, s, rate, red, core, alpha, target_us):
@@ -824,10 +830,7 @@ def fit_rate(a, t, p, s, rate, red, core, alpha, target_us):
     lo, hi = rate, rate * 4
     if sim(lo) <= target_us or sim(hi) >= target_us:
         return rate
-    for _ in range(12):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
-    return math.sqrt(lo * hi)
+    return log_bisect(sim, lo, hi, target_us, 12)
 
 
 def fit_reduce(a, t, p, s, rate, red, core, alpha, target_us, pair_copy=0.0, algo="ring"):
@@ -841,10 +844,7 @@ def fit_reduce(a, t, p, s, rate, red, core, alpha, target_us, pair_copy=0.0, alg
     if sim(red) >= target_us:
         return red
     lo, hi = red / 64, red
-    for _ in range(14):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if sim(mid) > target_us else (lo, mid)
-    return math.sqrt(lo * hi)
+    return log_bisect(sim, lo, hi, target_us, 14)
 
 
 def simulate_cpu(a, rounds, key, above="1-message"):
