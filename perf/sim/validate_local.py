@@ -88,7 +88,13 @@ After run 60 (session 30, 2026-12-05) one more ("..., tcp flow rate from the all
 FLOW_RATE): the latency-cap one with, over tcp on ranks within the cores, one flow's rate fitted
 to the ring all-gather where the least latency and the fitted core still price it slower (the
 change dropped in session 29, now that the drivers pin 2 ranks: in sample on runs 52-60,
-perf/results/2026-12-05-vm-tcp-flow-pinned).
+perf/results/2026-12-05-vm-tcp-flow-pinned). After run 63 (session 31) one more ("..., shm
+ring's reductions from its reduce-scatter", cpu_gq, SHM_RING_RED): the flow-rate one with, over
+shm above the cores, the ring's reduction rate fitted to the ring reduce-scatter measured beside
+the point, floored at membw_perf's rate out of memory (in sample on runs 52-63,
+perf/results/2026-12-05-vm-shm-ring-reductions). And one more ("..., that latency cap for
+pairwise schedules above the cores too", cpu_gu, PAIRWISE_CAP): that one with the latency cap
+also above the cores for Rabenseifner (same in-sample directory).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -577,6 +583,32 @@ LATENCY_CAP = SHM_HALVES + ", latency cap"
 # (perf/results/2026-12-05-vm-tcp-flow-pinned); first scored held out in the run after.
 FLOW_RATE = LATENCY_CAP + ", tcp flow rate"
 
+# The "shm ring reductions" column's `above`: the flow-rate column, but over shm, above the cores,
+# for a schedule that is not PAIRWISE (the ring), the reduction rate fitted to loom's ring
+# reduce-scatter measured beside the point (fit_reduce), never dearer than membw_perf's rate out
+# of memory nor cheaper than the host-set rate the column had: as the shm-halves column does for
+# Rabenseifner. With more ranks than cores a ring step that reduces waits longer than one that
+# copies (VM F, run 62, 4 ranks at 1 MiB: the ring reduce-scatter 79-177 us per round, the ring
+# all-gather 76-135), and the ring all-reduce is half reduce-scatter, where the flow-rate column
+# fitted nothing and priced the 4- and 8-rank shm rings at 1-4 MiB 0.68-0.88 in runs 61-63. The
+# unfloored fit (the "+ reduce-scatter" column, cpu_gr) priced them 0.84-1.08 there but the ones
+# at 64 MiB 1.96-2.27 (the reduce-scatter reduces into scratch partials out of cache). Added
+# 2026-12-05 after run 63, in sample on runs 52-63 (perf/results/2026-12-05-vm-shm-ring-reductions);
+# first scored held out in the run after.
+SHM_RING_RED = FLOW_RATE + ", shm ring reductions"
+
+# The "pairwise latency cap" column's `above`: the shm-ring-reductions column, but the latency cap
+# also above the cores for a PAIRWISE schedule (Rabenseifner, recursive doubling): its latency no
+# larger than the one fitted at the round's smallest size on those ranks (the ring's point there),
+# and then its core fitted to its own recursive-doubling all-gather at that latency, as before.
+# Rabenseifner sends few large messages, and the latency fitted to the ring all-gather at a large
+# size carries what its many steps wait on the cores (VM F, run 61, 4 ranks over shm at 64 MiB:
+# 0.8-3.5 ms per message; the shm Rabenseifner there priced 1.33). The ring keeps the latency as
+# fitted. In sample on runs 52-63 (perf/results/2026-12-05-vm-shm-ring-reductions): the 4- and
+# 8-rank shm Rabenseifner at 64 MiB from 1.03-1.33 to 1.00-1.15, the tcp ones within 0.03. Added
+# 2026-12-05 after run 63; first scored held out in the run after.
+PAIRWISE_CAP = SHM_RING_RED + ", pairwise latency cap"
+
 
 def host_set_bytes(p, s):
     """The swept membw size whose rate prices an shm reduction in the host-set column: p ranks of an
@@ -625,7 +657,20 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                 "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
                 "membw's, ring's core from the all-gather, shm reductions at the host's working "
                 "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
-                "than at the smallest size, tcp flow rate from the all-gather")]
+                "than at the smallest size, tcp flow rate from the all-gather"),
+               ("cpu_gq", SHM_RING_RED,
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, ring's core from the all-gather, shm reductions at the host's working "
+                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
+                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
+                "reductions from its reduce-scatter"),
+               ("cpu_gu", PAIRWISE_CAP,
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, ring's core from the all-gather, shm reductions at the host's working "
+                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
+                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
+                "reductions from its reduce-scatter, that latency cap for pairwise schedules "
+                "above the cores too")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -682,7 +727,13 @@ SUMMARY_TEXT = {
     "cpu_gy": "with the latency-cap one but, over tcp on ranks within the cores, where the ring "
               "all-gather measured beside the point runs faster than the simulator prices it even "
               "at the least latency and the core fitted to it, one flow's rate fitted so that it "
-              "prices that all-gather at its measured time"}
+              "prices that all-gather at its measured time",
+    "cpu_gq": "with the flow-rate one but, over shm above the cores, the ring's reduction rate "
+              "fitted to the ring reduce-scatter measured beside the point, between membw_perf's "
+              "rate out of memory and the host-set rate",
+    "cpu_gu": "with the shm-ring-reductions one but the latency cap also above the cores for "
+              "a pairwise schedule (Rabenseifner): its latency no larger than the one fitted at "
+              "the round's smallest size on those ranks"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -693,7 +744,7 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt, capped",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
                  "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                 SHM_HALVES, LATENCY_CAP, FLOW_RATE)
+                 SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP)
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -719,7 +770,7 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own all-gather, receipt, capped",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                SHM_HALVES, LATENCY_CAP, FLOW_RATE)
+                SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP)
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -1088,7 +1139,8 @@ def cpu_round(a, r, key, above):
             if above.startswith(FLOW_RATE) and t == "tcp" and p <= a.cores:
                 # Still priced slower at that core: one flow's rate from that all-gather.
                 rate = fit_rate(a, t, p, s, rate, red, core, alpha, c["allgather_us"][kg])
-        if above.startswith(LATENCY_CAP) and p <= a.cores:
+        if above.startswith(LATENCY_CAP) and (p <= a.cores or (
+                above.startswith(PAIRWISE_CAP) and is_pairwise(ran))):
             # No larger than the latency fitted at the smallest size of the round on p ranks (the
             # ring's point there, as "all-gather, smallest" takes it), where it is fitted.
             k0 = smallest_point(r, key)
@@ -1122,6 +1174,15 @@ def cpu_round(a, r, key, above):
                 # priced those points 1.85-2.11).
                 fitted = min(red, max(fitted, r["membw"][max(r["membw"])][1]))
             red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
+    if above.startswith(SHM_RING_RED) and t == "shm" and p > a.cores and not is_pairwise(ran):
+        # After the latency's and the core's fits: the ring's reductions priced as its own
+        # reduce-scatter beside the point ran, within membw_perf's rates (as the shm-halves one).
+        if kg not in c.get("reducescatter_us", {}):
+            return None
+        fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg],
+                            pair_copy)
+        fitted = min(red, max(fitted, r["membw"][max(r["membw"])][1]))
+        red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
     if above.startswith("all-gather, own all-gather, receipt") and t == "tcp":
         if kg not in c.get("reducescatter_cpu_us", {}) or kg not in c.get("allgather_cpu_us", {}):
             return None

@@ -17,11 +17,13 @@
 # own halves", "... tcp reduction by CPU", "... at most membw's", "... shm ring's core from the
 # all-gather", "... ring's core from the all-gather", "..., shm reductions at the host's working
 # set", "..., shm Rabenseifner's reductions from its reduce-scatter", "..., latency no larger
-# than at the smallest size", "..., tcp flow rate from the all-gather") are "n/a" on all 24 rows
-# of each (384 cells), their counts left out.
+# than at the smallest size", "..., tcp flow rate from the all-gather", "..., shm ring's
+# reductions from its reduce-scatter", "..., that latency cap for pairwise schedules above the
+# cores too") are "n/a" on all 24 rows of each (432 cells), their counts left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
 #     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones, both
-#     ring-core ones, the host-set, shm-halves, latency-cap and flow-rate ones (162 cells n/a) and the
+#     ring-core ones, the host-set, shm-halves, latency-cap, flow-rate, shm-ring-reductions and
+#     pairwise-latency-cap ones (198 cells n/a) and the
 #     pairwise, own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on
 #     4-8 ranks (runs before run 40 have no pairwise sendrecv, before run 41 no
 #     recursive-doubling all-gather; their counts are left out), the all-gather's fitted
@@ -59,13 +61,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 384 6 \
+check 2026-12-02-vm-sim-vs-loom-18 432 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 384 6
-check 2026-12-02-vm-sim-vs-loom-14 400 5
-check 2026-12-01-vm-sim-vs-loom-13 416 4
-check 2026-12-02-vm-sim-vs-loom-22 174 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 44 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 432 6
+check 2026-12-02-vm-sim-vs-loom-14 448 5
+check 2026-12-01-vm-sim-vs-loom-13 464 4
+check 2026-12-02-vm-sim-vs-loom-22 210 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 52 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -125,6 +127,11 @@ for r in rows:
     if (gy is None) != (gz is None) or (gy is not None and (
             (r["ranks"] > 2 and gy != gz) or (r["ranks"] == 2 and gy > gz))):
         bad.append(f"cpu_gy {r['algo']} {r['ranks']}r {r['size']}: {gy} against {gz}")
+    # Over tcp the shm-ring-reductions column is the flow-rate one; the pairwise latency cap moves
+    # only Rabenseifner above the cores, n/a here (no recursive-doubling all-gather yet).
+    if r["cpu_gq_ratio"] != gy or r["cpu_gu_ratio"] != gy:
+        bad.append(f"cpu_gq/gu {r['algo']} {r['ranks']}r {r['size']}: {r['cpu_gq_ratio']} "
+                   f"{r['cpu_gu_ratio']} against {gy}")
 print("\n".join(bad))
 sys.exit(1 if bad or sum(1 for r in rows if r["cpu_gp_ratio"] is None) != 4 else 0)
 PY
@@ -153,12 +160,16 @@ for r in rows:
             (r["loom_ran"].startswith("ring") and r["cpu_gx_ratio"] != r["cpu_gw_ratio"]) or \
             r["cpu_gx_ratio"] < r["cpu_gw_ratio"] or \
             r["cpu_gz_ratio"] != r["cpu_gx_ratio"] or \
-            r["cpu_gy_ratio"] != r["cpu_gz_ratio"]:  # host set on 2 ranks: one rank's; the
+            r["cpu_gy_ratio"] != r["cpu_gz_ratio"] or \
+            (not (ring and r["ranks"] > 2) and r["cpu_gq_ratio"] != r["cpu_gy_ratio"]) or \
+            r["cpu_gq_ratio"] < r["cpu_gy_ratio"] or r["cpu_gu_ratio"] != r["cpu_gq_ratio"]:
+        # host set on 2 ranks: one rank's; the
         # shm-halves column: the ring as the host-set one, a Rabenseifner's reductions only
         # ever dearer (fitted to the halving reduce-scatter); the latency-cap one: the
         # shm-halves one where the round has one size; the tcp flow-rate one: over shm, the
-        # latency-cap one
-
+        # latency-cap one; the shm-ring-reductions one: the ring above the cores priced no
+        # cheaper (its reductions fitted to the ring reduce-scatter, never cheaper than before),
+        # all else as the flow-rate one; with one size, the pairwise latency cap changes nothing
         bad.append(f"{r['algo']} {r['ranks']}r {r['loom_ran']}: {gc} {gk} {ga}")
 print("\n".join(bad))
 sys.exit(1 if bad or len(rows) != 6 else 0)
