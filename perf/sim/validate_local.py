@@ -94,7 +94,10 @@ shm above the cores, the ring's reduction rate fitted to the ring reduce-scatter
 the point, floored at membw_perf's rate out of memory (in sample on runs 52-63,
 perf/results/2026-12-05-vm-shm-ring-reductions). And one more ("..., that latency cap for
 pairwise schedules above the cores too", cpu_gu, PAIRWISE_CAP): that one with the latency cap
-also above the cores for Rabenseifner (same in-sample directory).
+also above the cores for Rabenseifner (same in-sample directory). During run 65 one more
+("..., local copies at membw's memcpy rate", cpu_gd, COPY_MEMCPY): that one with the validated
+schedule's local copies (recursive doubling's) priced at membw_perf's memcpy rate (in sample on
+runs 48-64, perf/results/2026-12-05-vm-rd-copy).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -423,11 +426,12 @@ def plan_args(transport, ranks):
 
 
 def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, coll="allreduce",
-             red_ip=0.0, inplace=False, pair_copy=0.0):
+             red_ip=0.0, inplace=False, pair_copy=0.0, copy_gbps=0.0):
     """(decision, model us, simulated us) of loom-plan --simulate for one point (core_gbps > 0:
     --sim-core-gbps) of collective `coll` (loom-plan --coll); red_ip > 0: the in-place reduction
     rate (--sim-reduce-ip-gbps); inplace: the in-place call (--sim-in-place); pair_copy > 0: the
-    memcpy rate a reduction out of an shm pair ring is held against (--sim-pair-copy-gbps)."""
+    memcpy rate a reduction out of an shm pair ring is held against (--sim-pair-copy-gbps);
+    copy_gbps > 0: a local copy step's rate (--sim-copy-gbps; else the core's transfer rate)."""
     cmd = [os.path.join(build, "tools", "loom-plan", "loom-plan"), *plan_args(transport, ranks),
            "--params", params, "--simulate", "--sim-always", "--sim-cores", str(cores),
            "--min", str(size), "--max", str(size), "--coll", coll]
@@ -439,6 +443,8 @@ def simulate(build, transport, ranks, size, params, algo, cores, core_gbps=0.0, 
         cmd += ["--sim-in-place"]
     if pair_copy > 0:
         cmd += ["--sim-pair-copy-gbps", f"{pair_copy:.4f}"]
+    if copy_gbps > 0:
+        cmd += ["--sim-copy-gbps", f"{copy_gbps:.4f}"]
     if algo != "planner":
         cmd += ["--algo", f"{coll}:{algo.split('(')[0]}"]
     for line in run(cmd).splitlines():
@@ -609,6 +615,20 @@ SHM_RING_RED = FLOW_RATE + ", shm ring reductions"
 # 2026-12-05 after run 63; first scored held out in the run after.
 PAIRWISE_CAP = SHM_RING_RED + ", pairwise latency cap"
 
+# The "copies at memcpy" column's `above`: the pairwise-latency-cap column, but the validated
+# schedule's local copies priced at membw_perf's memcpy rate at the vector's size, measured in the
+# same round (loom-plan --sim-copy-gbps), not at the core's transfer rate, loom-plan's default;
+# the fits to the all-gathers keep the default (their one copy stands in for a cost per call, see
+# fit_alpha). Of the all-reduces validated only recursive doubling copies: its input into the
+# output, all S, before its first exchange. The planner ran it on 2 tcp ranks at 1 MiB in some
+# rounds of runs 48-64 on VM F, and there the default priced the copy at ~95 us (11 GB/s), a
+# memcpy of 1 MiB ~18 us (59 GB/s): the simulator priced recursive doubling at 1.44x the
+# planner's closed form at the same parameters (304 against 209 us; the ring 228 against 228),
+# and its rounds at 1.1-1.95 of their measured time (run 64: the point 1.29 in every column).
+# Added 2026-12-05 during run 65, in sample on runs 48-64
+# (perf/results/2026-12-05-vm-rd-copy); first scored held out in run 67.
+COPY_MEMCPY = PAIRWISE_CAP + ", copies at memcpy"
+
 
 def host_set_bytes(p, s):
     """The swept membw size whose rate prices an shm reduction in the host-set column: p ranks of an
@@ -670,7 +690,14 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                 "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
                 "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
                 "reductions from its reduce-scatter, that latency cap for pairwise schedules "
-                "above the cores too")]
+                "above the cores too"),
+               ("cpu_gd", COPY_MEMCPY,
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, ring's core from the all-gather, shm reductions at the host's working "
+                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
+                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
+                "reductions from its reduce-scatter, that latency cap for pairwise schedules "
+                "above the cores too, local copies at membw's memcpy rate")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -733,7 +760,10 @@ SUMMARY_TEXT = {
               "rate out of memory and the host-set rate",
     "cpu_gu": "with the shm-ring-reductions one but the latency cap also above the cores for "
               "a pairwise schedule (Rabenseifner): its latency no larger than the one fitted at "
-              "the round's smallest size on those ranks"}
+              "the round's smallest size on those ranks",
+    "cpu_gd": "with the pairwise-latency-cap one but the schedule's local copies (recursive "
+              "doubling's copy of its input) priced at membw_perf's memcpy rate, not the core's "
+              "transfer rate"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -744,7 +774,8 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt, capped",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
                  "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                 SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP)
+                 SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
+                 COPY_MEMCPY)
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -770,7 +801,8 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own all-gather, receipt, capped",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP)
+                SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
+                 COPY_MEMCPY)
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -1028,14 +1060,14 @@ def simulate_cpu(a, rounds, key, above="1-message"):
             reds.append(x["red"])
         params = params_line(t, x["alpha"], x["rate"] / 1e3, x["red"], a.cores)
         sim_us = simulate(a.build, t, p, s, params, x["ran"], a.cores, x["core"] / 1e3,
-                          red_ip=x["red_ip"], pair_copy=x["pair_copy"])[2]
+                          red_ip=x["red_ip"], pair_copy=x["pair_copy"], copy_gbps=x["copy"])[2]
         ratios.append(sim_us / r["points"][key][0])
         sims.append(sim_us)
         ip_us = r.get("point_ip", {}).get(key)
         if x["red_ip"] > 0 and ip_us:
             ip_ratios.append(simulate(a.build, t, p, s, params, x["ran"], a.cores,
                                       x["core"] / 1e3, red_ip=x["red_ip"], inplace=True,
-                                      pair_copy=x["pair_copy"])[2] /
+                                      pair_copy=x["pair_copy"], copy_gbps=x["copy"])[2] /
                              ip_us)
     return {"sim_us": median(sims), "ratio": median(ratios), "ratios": ratios,
             **({"alpha_us": median(alphas)} if alphas else {}),
@@ -1200,8 +1232,10 @@ def cpu_round(a, r, key, above):
         fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg],
                             pair_copy)
         red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
+    # The schedule's own local copies (not the fits'): a memcpy of the vector, src and dst.
+    copy = reduce_at(r["membw"], s, 0) if above.startswith(COPY_MEMCPY) else 0.0
     return {"ran": ran, "rate": rate, "core": core, "red": red, "alpha": alpha, "red_ip": red_ip,
-            "pair_copy": pair_copy}
+            "pair_copy": pair_copy, "copy": copy}
 
 
 def main():

@@ -19,11 +19,12 @@
 # set", "..., shm Rabenseifner's reductions from its reduce-scatter", "..., latency no larger
 # than at the smallest size", "..., tcp flow rate from the all-gather", "..., shm ring's
 # reductions from its reduce-scatter", "..., that latency cap for pairwise schedules above the
-# cores too") are "n/a" on all 24 rows of each (432 cells), their counts left out.
+# cores too", "..., local copies at membw's memcpy rate") are "n/a" on all 24 rows of each (456
+# cells), their counts left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
 #     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones, both
-#     ring-core ones, the host-set, shm-halves, latency-cap, flow-rate, shm-ring-reductions and
-#     pairwise-latency-cap ones (198 cells n/a) and the
+#     ring-core ones, the host-set, shm-halves, latency-cap, flow-rate, shm-ring-reductions,
+#     pairwise-latency-cap and memcpy-copy ones (216 cells n/a) and the
 #     pairwise, own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on
 #     4-8 ranks (runs before run 40 have no pairwise sendrecv, before run 41 no
 #     recursive-doubling all-gather; their counts are left out), the all-gather's fitted
@@ -61,13 +62,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 432 6 \
+check 2026-12-02-vm-sim-vs-loom-18 456 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 432 6
-check 2026-12-02-vm-sim-vs-loom-14 448 5
-check 2026-12-01-vm-sim-vs-loom-13 464 4
-check 2026-12-02-vm-sim-vs-loom-22 210 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 52 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 456 6
+check 2026-12-02-vm-sim-vs-loom-14 472 5
+check 2026-12-01-vm-sim-vs-loom-13 488 4
+check 2026-12-02-vm-sim-vs-loom-22 228 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 56 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -129,7 +130,8 @@ for r in rows:
         bad.append(f"cpu_gy {r['algo']} {r['ranks']}r {r['size']}: {gy} against {gz}")
     # Over tcp the shm-ring-reductions column is the flow-rate one; the pairwise latency cap moves
     # only Rabenseifner above the cores, n/a here (no recursive-doubling all-gather yet).
-    if r["cpu_gq_ratio"] != gy or r["cpu_gu_ratio"] != gy:
+    # No recursive doubling ran here: no copy step, so the memcpy-copy column is the same.
+    if r["cpu_gq_ratio"] != gy or r["cpu_gu_ratio"] != gy or r["cpu_gd_ratio"] != gy:
         bad.append(f"cpu_gq/gu {r['algo']} {r['ranks']}r {r['size']}: {r['cpu_gq_ratio']} "
                    f"{r['cpu_gu_ratio']} against {gy}")
 print("\n".join(bad))
@@ -162,7 +164,8 @@ for r in rows:
             r["cpu_gz_ratio"] != r["cpu_gx_ratio"] or \
             r["cpu_gy_ratio"] != r["cpu_gz_ratio"] or \
             (not (ring and r["ranks"] > 2) and r["cpu_gq_ratio"] != r["cpu_gy_ratio"]) or \
-            r["cpu_gq_ratio"] < r["cpu_gy_ratio"] or r["cpu_gu_ratio"] != r["cpu_gq_ratio"]:
+            r["cpu_gq_ratio"] < r["cpu_gy_ratio"] or r["cpu_gu_ratio"] != r["cpu_gq_ratio"] or \
+            r["cpu_gd_ratio"] != r["cpu_gu_ratio"]:
         # host set on 2 ranks: one rank's; the
         # shm-halves column: the ring as the host-set one, a Rabenseifner's reductions only
         # ever dearer (fitted to the halving reduce-scatter); the latency-cap one: the
@@ -213,6 +216,27 @@ if grep -q '^- \*\*In place, simulated in place' "$d/summary-rescored.md"; then
   echo "FAIL: run 34 (no in-place reduction rate) has a line on the in-place simulation"
   fail=1
 fi
+# Run 64's tcp points at 1 MiB (VM F): the planner ran recursive doubling on 2 ranks in 5 of its 9
+# rounds, whose first step copies the input (1 MiB) into the output. The memcpy-copy column prices
+# that copy at membw_perf's memcpy rate: only that row moves, cheaper (1.29 -> 0.99 on
+# 2026-12-05), and within 25%; every other row (rings, Rabenseifner: no copy) as the
+# pairwise-latency-cap column.
+d="$tmp/run64-tcp-1m"
+mkdir -p "$d"
+cp "$src/perf/results/2026-12-05-vm-sim-vs-loom-64/tcp-1m/points.json" "$d/"
+python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$d" > "$d/out.txt" 2>&1 &&
+  python3 - "$d/points-rescored.json" <<'PY' || { echo "FAIL: run 64 tcp 1 MiB: memcpy-copy column"; fail=1; }
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+bad = []
+for r in rows:
+    gu, gd = r["cpu_gu_ratio"], r["cpu_gd_ratio"]
+    rd = "rd(" in r["loom_ran"]
+    if (rd and not (gd < gu - 0.1 and 0.75 <= gd <= 1.25)) or (not rd and gd != gu):
+        bad.append(f"{r['algo']} {r['ranks']}r {r['loom_ran']}: {gu} {gd}")
+print("\n".join(bad))
+sys.exit(1 if bad or len(rows) != 6 or sum("rd(" in r["loom_ran"] for r in rows) != 1 else 0)
+PY
 # perf/sim/compare_columns.py: the host-set and shm-halves columns on run 58's shm points at 1 MiB
 # (VM F): 6 points and both counts; only the planner's Rabenseifner on 4 and 8 ranks (above the
 # 2 cores) has its reduction rate moved, the rings and the 2-rank points are priced alike.
