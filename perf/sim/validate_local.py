@@ -930,6 +930,15 @@ def fit_reduce(a, t, p, s, rate, red, core, alpha, target_us, pair_copy=0.0, alg
     return log_bisect(sim, lo, hi, target_us, 14)
 
 
+def within_membw(r, red, fitted):
+    """A reduction rate (GB/s) fitted to a reduce-scatter measured beside the point, kept within
+    membw_perf's rates of round r: never cheaper than `red`, the rate the column had, and never
+    dearer than the rate out of memory (membw's largest size), as no reduction streams slower
+    than that (at 64 MiB the shm halving reduce-scatter ran ~2x slower than the all-reduce's half
+    of it, runs 48-55; the unbounded own-halves column priced those points 1.85-2.11)."""
+    return min(red, max(fitted, r["membw"][max(r["membw"])][1]))
+
+
 def simulate_cpu(a, rounds, key, above="1-message"):
     """Per round: the schedule loom ran at this point, simulated with a calibration of what each
     cost is, by CPU time, not by wall time alone ("cpu" column). It differs from the chunked one
@@ -1200,11 +1209,7 @@ def cpu_round(a, r, key, above):
             fitted = fit_reduce(a, t, p, s, rate, red, core, alpha,
                                 c["reducescatter_halving_us"][kg], pair_copy, "halving")
             if floored:
-                # Never below membw_perf's rate out of memory (its largest size): no reduction
-                # streams slower than that, and at 64 MiB the halving reduce-scatter ran ~2x
-                # slower than the all-reduce's half of it (runs 48-55; the own-halves column
-                # priced those points 1.85-2.11).
-                fitted = min(red, max(fitted, r["membw"][max(r["membw"])][1]))
+                fitted = within_membw(r, red, fitted)
             red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
     if above.startswith(SHM_RING_RED) and t == "shm" and p > a.cores and not is_pairwise(ran):
         # After the latency's and the core's fits: the ring's reductions priced as its own
@@ -1213,7 +1218,7 @@ def cpu_round(a, r, key, above):
             return None
         fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg],
                             pair_copy)
-        fitted = min(red, max(fitted, r["membw"][max(r["membw"])][1]))
+        fitted = within_membw(r, red, fitted)
         red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
     if above.startswith("all-gather, own all-gather, receipt") and t == "tcp":
         if kg not in c.get("reducescatter_cpu_us", {}) or kg not in c.get("allgather_cpu_us", {}):

@@ -41,6 +41,12 @@ src=$1 build=$2
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+rescore_stored() {  # RUN/PART DIR: that stored part's points.json rescored into DIR (its summary
+  # and points-rescored.json; the output in DIR/out.txt)
+  mkdir -p "$2"
+  cp "$src/perf/results/$1/points.json" "$2/"
+  python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$2" > "$2/out.txt" 2>&1
+}
 check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of ROWS", a line
   # the summary must have (or ""), ROWS (default 24)
   local run=$1 na=$2 counts=$3 want=${5:-24}
@@ -82,9 +88,7 @@ grep -q '^- Repeatability: 1 point ran the same schedule twice in each round .*:
 # sendrecv writes) and the streamed core for the planner's Rabenseifner (2-3 partners); on 2
 # ranks (not above the cores) it is the all-gather column.
 d="$tmp/run31-shm"
-mkdir -p "$d"
-cp "$src/perf/results/2026-12-03-vm-sim-vs-loom-31/shm/points.json" "$d/"
-python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$d" > "$d/out.txt" 2>&1 &&
+rescore_stored 2026-12-03-vm-sim-vs-loom-31/shm "$d" &&
   python3 - "$d/points-rescored.json" <<'PY' || { echo "FAIL: run 31 shm: footprint column"; fail=1; }
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
@@ -146,9 +150,7 @@ PY
 # The shm-halves column prices the ring as the host-set one, a Rabenseifner no cheaper; with
 # one size in the part, the latency-cap column is the shm-halves one.
 d="$tmp/run43-shm-1m"
-mkdir -p "$d"
-cp "$src/perf/results/2026-12-03-vm-sim-vs-loom-43/shm-1m/points.json" "$d/"
-python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$d" > "$d/out.txt" 2>&1 &&
+rescore_stored 2026-12-03-vm-sim-vs-loom-43/shm-1m "$d" &&
   python3 - "$d/points-rescored.json" <<'PY' || { echo "FAIL: run 43 shm 1 MiB: ring-core columns"; fail=1; }
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
@@ -205,9 +207,7 @@ python3 "$src/perf/sim/repeatability.py" "$src/perf/results/2026-12-02-vm-sim-vs
 # the in-place column, in-place / out-of-place by ranks and each column's count against it. Runs
 # before it have no such line (run 22 above).
 d="$tmp/run34-tcp-1m"
-mkdir -p "$d"
-cp "$src/perf/results/2026-12-03-vm-sim-vs-loom-34/tcp-1m/points.json" "$d/"
-python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$d" > "$d/out.txt" 2>&1 &&
+rescore_stored 2026-12-03-vm-sim-vs-loom-34/tcp-1m "$d" &&
   grep -q '^- In place (the driver.s second column, same runs): in-place / out-of-place of the medians, median by transport and ranks: tcp 2r [0-9.]*; tcp 4r [0-9.]*; tcp 8r [0-9.]*\. The out-of-place simulation within 25% of the in-place time, of 6 points, by column: cpu: [0-6]; .*; cpu, all-gather, pair-ring footprint: [0-6]$' \
     "$d/summary-rescored.md" || { echo "FAIL: run 34 tcp 1 MiB: no line on the in-place column"; fail=1; }
 # Run 34 measured no in-place reduction rate (membw_perf had none before run 36): nothing is
@@ -222,9 +222,7 @@ fi
 # 2026-12-05), and within 25%; every other row (rings, Rabenseifner: no copy) as the
 # pairwise-latency-cap column.
 d="$tmp/run64-tcp-1m"
-mkdir -p "$d"
-cp "$src/perf/results/2026-12-05-vm-sim-vs-loom-64/tcp-1m/points.json" "$d/"
-python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$d" > "$d/out.txt" 2>&1 &&
+rescore_stored 2026-12-05-vm-sim-vs-loom-64/tcp-1m "$d" &&
   python3 - "$d/points-rescored.json" <<'PY' || { echo "FAIL: run 64 tcp 1 MiB: memcpy-copy column"; fail=1; }
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
