@@ -629,6 +629,21 @@ PAIRWISE_CAP = SHM_RING_RED + ", pairwise latency cap"
 # (perf/results/2026-12-05-vm-rd-copy); first scored held out in run 67.
 COPY_MEMCPY = PAIRWISE_CAP + ", copies at memcpy"
 
+# The "shm rate from the reduce-scatter" column's `above`: the copies-at-memcpy column, but over shm
+# on ranks within the cores, for the ring (and on 2 ranks for Rabenseifner, the same one exchange
+# of halves there), where the ring reduce-scatter measured beside the point runs faster than the
+# simulator prices it at the latency and core fitted to the ring all-gather, one flow's rate raised
+# (fit_rate, to at most 4x) until it prices that reduce-scatter at its measured time. The flow rate
+# comes from the 2-rank sendrecv of S in the schedule's messages, and the ring's steps move faster
+# than it: VM F, runs 62-66, 2 ranks at 16 MiB, the reduce-scatter ran 621-1115 us against the
+# all-gather's 722-1498 beside it (the all-gather also copies its own half), the simulator priced
+# it 1.2-1.4x, and the all-reduce (no copy: a reduce-scatter then an all-gather) 1.18-1.29x, in
+# every fitted column, the all-reduce at 0.85-0.9x the two halves measured. The all-gather stays
+# priced as fitted: its core, not the flow, bounds it there. Added 2026-12-05 during run 68, in
+# sample on runs 52-66 (perf/results/2026-12-05-vm-shm-rs-rate); first scored held out in the
+# run after.
+SHM_RS_RATE = COPY_MEMCPY + ", shm rate from reduce-scatter"
+
 
 def host_set_bytes(p, s):
     """The swept membw size whose rate prices an shm reduction in the host-set column: p ranks of an
@@ -697,7 +712,15 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                 "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
                 "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
                 "reductions from its reduce-scatter, that latency cap for pairwise schedules "
-                "above the cores too, local copies at membw's memcpy rate")]
+                "above the cores too, local copies at membw's memcpy rate"),
+               ("cpu_gs", SHM_RS_RATE,
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, ring's core from the all-gather, shm reductions at the host's working "
+                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
+                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
+                "reductions from its reduce-scatter, that latency cap for pairwise schedules "
+                "above the cores too, local copies at membw's memcpy rate, shm flow rate from "
+                "the ring reduce-scatter within the cores")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -763,7 +786,11 @@ SUMMARY_TEXT = {
               "the round's smallest size on those ranks",
     "cpu_gd": "with the pairwise-latency-cap one but the schedule's local copies (recursive "
               "doubling's copy of its input) priced at membw_perf's memcpy rate, not the core's "
-              "transfer rate"}
+              "transfer rate",
+    "cpu_gs": "with the memcpy-copy one but, over shm on ranks within the cores, for the ring (and "
+              "Rabenseifner on 2 ranks), where the ring reduce-scatter measured beside the point "
+              "runs faster than the simulator prices it, one flow's rate raised (at most 4x) so "
+              "that it prices that reduce-scatter at its measured time"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -775,7 +802,7 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
                  "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
                  SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
-                 COPY_MEMCPY)
+                 COPY_MEMCPY, SHM_RS_RATE)
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -802,7 +829,7 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
                 SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
-                 COPY_MEMCPY)
+                COPY_MEMCPY, SHM_RS_RATE)
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -901,18 +928,23 @@ def fit_core(a, t, p, s, rate, red, core, alpha, target_us, algo="rd"):
     return log_bisect(sim, lo, hi, target_us, 12)
 
 
-def fit_rate(a, t, p, s, rate, red, core, alpha, target_us):
-    """One flow's bytes/us at which loom-plan --simulate prices the ring all-gather of s bytes on
-    p ranks (the other costs as fit_core's: `core` the core fitted there, `alpha` the latency) at
-    target_us, the measured one; `rate` where even it is priced no slower, and where even 4 x rate
-    is priced slower (then the flow is not what bounds it). Bisection on a log scale within
-    rate .. 4 x rate: the simulated time falls as the rate grows."""
+def fit_rate(a, t, p, s, rate, red, core, alpha, target_us, coll="allgather", pair_copy=0.0):
+    """One flow's bytes/us at which loom-plan --simulate prices the ring all-gather (coll
+    "reducescatter": the ring reduce-scatter, its reductions held against `pair_copy` as
+    fit_reduce's) of s bytes on p ranks (the other costs as fit_core's: `core` the core fitted
+    there, `alpha` the latency) at target_us, the measured one; `rate` where even it is priced no
+    slower. Where even 4 x rate is priced slower, the flow is not what bounds it: the all-gather
+    keeps `rate`; the reduce-scatter, which ran faster than the flow allows, 4 x rate (it bounds
+    neither then). Bisection on a log scale within rate .. 4 x rate: the simulated time falls as
+    the rate grows."""
     def sim(k):
         return simulate(a.build, t, p, s, params_line(t, alpha, k / 1e3, red, a.cores), "ring",
-                        a.cores, core / 1e3, coll="allgather")[2]
+                        a.cores, core / 1e3, coll=coll, pair_copy=pair_copy)[2]
     lo, hi = rate, rate * 4
-    if sim(lo) <= target_us or sim(hi) >= target_us:
+    if sim(lo) <= target_us:
         return rate
+    if sim(hi) >= target_us:
+        return hi if coll == "reducescatter" else rate
     return log_bisect(sim, lo, hi, target_us, 12)
 
 
@@ -1237,6 +1269,14 @@ def cpu_round(a, r, key, above):
         fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg],
                             pair_copy)
         red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
+    if above.startswith(SHM_RS_RATE) and t == "shm" and p <= a.cores and (
+            not is_pairwise(ran) or (p == 2 and ran.startswith("rabenseifner"))):
+        # After the latency's and the core's fits to the all-gather: one flow's rate from the ring
+        # reduce-scatter beside the point, where it ran faster than priced (never slower).
+        if kg not in c.get("reducescatter_us", {}):
+            return None
+        rate = fit_rate(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg],
+                        "reducescatter", pair_copy)
     # The schedule's own local copies (not the fits'): a memcpy of the vector, src and dst.
     copy = reduce_at(r["membw"], s, 0) if above.startswith(COPY_MEMCPY) else 0.0
     return {"ran": ran, "rate": rate, "core": core, "red": red, "alpha": alpha, "red_ip": red_ip,

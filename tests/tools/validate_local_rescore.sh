@@ -19,12 +19,13 @@
 # set", "..., shm Rabenseifner's reductions from its reduce-scatter", "..., latency no larger
 # than at the smallest size", "..., tcp flow rate from the all-gather", "..., shm ring's
 # reductions from its reduce-scatter", "..., that latency cap for pairwise schedules above the
-# cores too", "..., local copies at membw's memcpy rate") are "n/a" on all 24 rows of each (456
-# cells), their counts left out.
+# cores too", "..., local copies at membw's memcpy rate", "..., shm flow rate from the ring
+# reduce-scatter within the cores") are "n/a" on all 24 rows of each (480 cells), their counts
+# left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
 #     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones, both
 #     ring-core ones, the host-set, shm-halves, latency-cap, flow-rate, shm-ring-reductions,
-#     pairwise-latency-cap and memcpy-copy ones (216 cells n/a) and the
+#     pairwise-latency-cap, memcpy-copy and shm-rate ones (234 cells n/a) and the
 #     pairwise, own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on
 #     4-8 ranks (runs before run 40 have no pairwise sendrecv, before run 41 no
 #     recursive-doubling all-gather; their counts are left out), the all-gather's fitted
@@ -68,13 +69,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 456 6 \
+check 2026-12-02-vm-sim-vs-loom-18 480 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 456 6
-check 2026-12-02-vm-sim-vs-loom-14 472 5
-check 2026-12-01-vm-sim-vs-loom-13 488 4
-check 2026-12-02-vm-sim-vs-loom-22 228 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 56 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 480 6
+check 2026-12-02-vm-sim-vs-loom-14 496 5
+check 2026-12-01-vm-sim-vs-loom-13 512 4
+check 2026-12-02-vm-sim-vs-loom-22 246 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 60 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -134,8 +135,10 @@ for r in rows:
         bad.append(f"cpu_gy {r['algo']} {r['ranks']}r {r['size']}: {gy} against {gz}")
     # Over tcp the shm-ring-reductions column is the flow-rate one; the pairwise latency cap moves
     # only Rabenseifner above the cores, n/a here (no recursive-doubling all-gather yet).
-    # No recursive doubling ran here: no copy step, so the memcpy-copy column is the same.
-    if r["cpu_gq_ratio"] != gy or r["cpu_gu_ratio"] != gy or r["cpu_gd_ratio"] != gy:
+    # No recursive doubling ran here: no copy step, so the memcpy-copy column is the same; the
+    # shm-rate one moves only shm points.
+    if r["cpu_gq_ratio"] != gy or r["cpu_gu_ratio"] != gy or r["cpu_gd_ratio"] != gy or \
+            r["cpu_gs_ratio"] != gy:
         bad.append(f"cpu_gq/gu {r['algo']} {r['ranks']}r {r['size']}: {r['cpu_gq_ratio']} "
                    f"{r['cpu_gu_ratio']} against {gy}")
 print("\n".join(bad))
@@ -167,14 +170,17 @@ for r in rows:
             r["cpu_gy_ratio"] != r["cpu_gz_ratio"] or \
             (not (ring and r["ranks"] > 2) and r["cpu_gq_ratio"] != r["cpu_gy_ratio"]) or \
             r["cpu_gq_ratio"] < r["cpu_gy_ratio"] or r["cpu_gu_ratio"] != r["cpu_gq_ratio"] or \
-            r["cpu_gd_ratio"] != r["cpu_gu_ratio"]:
+            r["cpu_gd_ratio"] != r["cpu_gu_ratio"] or \
+            (r["ranks"] > 2 and r["cpu_gs_ratio"] != r["cpu_gd_ratio"]) or \
+            r["cpu_gs_ratio"] > r["cpu_gd_ratio"]:
         # host set on 2 ranks: one rank's; the
         # shm-halves column: the ring as the host-set one, a Rabenseifner's reductions only
         # ever dearer (fitted to the halving reduce-scatter); the latency-cap one: the
         # shm-halves one where the round has one size; the tcp flow-rate one: over shm, the
         # latency-cap one; the shm-ring-reductions one: the ring above the cores priced no
         # cheaper (its reductions fitted to the ring reduce-scatter, never cheaper than before),
-        # all else as the flow-rate one; with one size, the pairwise latency cap changes nothing
+        # all else as the flow-rate one; with one size, the pairwise latency cap changes nothing;
+        # the shm-rate one: a flow's rate only ever raised, on 2 ranks (within the cores)
         bad.append(f"{r['algo']} {r['ranks']}r {r['loom_ran']}: {gc} {gk} {ga}")
 print("\n".join(bad))
 sys.exit(1 if bad or len(rows) != 6 else 0)
@@ -234,6 +240,27 @@ for r in rows:
         bad.append(f"{r['algo']} {r['ranks']}r {r['loom_ran']}: {gu} {gd}")
 print("\n".join(bad))
 sys.exit(1 if bad or len(rows) != 6 or sum("rd(" in r["loom_ran"] for r in rows) != 1 else 0)
+PY
+# Run 66's shm points at 4-64 MiB (VM F): on 2 ranks (within the 2 cores) the ring reduce-scatter
+# ran faster than the simulator priced it at the flow rate from the 2-rank sendrecv (16 MiB:
+# 662-1088 us against 795-1432), and every fitted column priced the 2-rank ring at 16 MiB 1.29.
+# The shm-rate column raises a flow's rate to that reduce-scatter's: that point moves within 25%
+# (0.98 on 2026-12-05), no 2-rank point is priced dearer, and the 4- and 8-rank points (above the
+# cores) are priced as the memcpy-copy column.
+d="$tmp/run66-shm"
+rescore_stored 2026-12-05-vm-sim-vs-loom-66/shm "$d" &&
+  python3 - "$d/points-rescored.json" <<'PY' || { echo "FAIL: run 66 shm: shm-rate column"; fail=1; }
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+bad = []
+for r in rows:
+    gd, gs = r["cpu_gd_ratio"], r["cpu_gs_ratio"]
+    if (r["ranks"] > 2 and gs != gd) or gs > gd or (
+            r["ranks"] == 2 and r["algo"] == "ring" and r["size"] == 16 << 20 and
+            not (gd > 1.25 and 0.75 <= gs <= 1.25)):
+        bad.append(f"{r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {gd} {gs}")
+print("\n".join(bad))
+sys.exit(1 if bad or len(rows) != 18 else 0)
 PY
 # perf/sim/compare_columns.py: the host-set and shm-halves columns on run 58's shm points at 1 MiB
 # (VM F): 6 points and both counts; only the planner's Rabenseifner on 4 and 8 ranks (above the
