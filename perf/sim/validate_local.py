@@ -928,15 +928,16 @@ def fit_core(a, t, p, s, rate, red, core, alpha, target_us, algo="rd"):
     return log_bisect(sim, lo, hi, target_us, 12)
 
 
-def fit_rate(a, t, p, s, rate, red, core, alpha, target_us, coll="allgather", pair_copy=0.0):
+def fit_rate(a, t, p, s, rate, red, core, alpha, target_us, coll="allgather", pair_copy=0.0,
+             unbound_at_most=False):
     """One flow's bytes/us at which loom-plan --simulate prices the ring all-gather (coll
     "reducescatter": the ring reduce-scatter, its reductions held against `pair_copy` as
     fit_reduce's) of s bytes on p ranks (the other costs as fit_core's: `core` the core fitted
     there, `alpha` the latency) at target_us, the measured one; `rate` where even it is priced no
-    slower. Where even 4 x rate is priced slower, the flow is not what bounds it: the all-gather
-    keeps `rate`; the reduce-scatter, which ran faster than the flow allows, 4 x rate (it bounds
-    neither then). Bisection on a log scale within rate .. 4 x rate: the simulated time falls as
-    the rate grows."""
+    slower. Where even 4 x rate is priced slower, the flow is not what bounds it: `rate` kept, or
+    with unbound_at_most 4 x rate (the collective ran faster than the flow allows, so the flow
+    bounds it nowhere below that). Bisection on a log scale within rate .. 4 x rate: the
+    simulated time falls as the rate grows."""
     def sim(k):
         return simulate(a.build, t, p, s, params_line(t, alpha, k / 1e3, red, a.cores), "ring",
                         a.cores, core / 1e3, coll=coll, pair_copy=pair_copy)[2]
@@ -944,7 +945,7 @@ def fit_rate(a, t, p, s, rate, red, core, alpha, target_us, coll="allgather", pa
     if sim(lo) <= target_us:
         return rate
     if sim(hi) >= target_us:
-        return hi if coll == "reducescatter" else rate
+        return hi if unbound_at_most else rate
     return log_bisect(sim, lo, hi, target_us, 12)
 
 
@@ -1276,7 +1277,7 @@ def cpu_round(a, r, key, above):
         if kg not in c.get("reducescatter_us", {}):
             return None
         rate = fit_rate(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg],
-                        "reducescatter", pair_copy)
+                        "reducescatter", pair_copy, unbound_at_most=True)
     # The schedule's own local copies (not the fits'): a memcpy of the vector, src and dst.
     copy = reduce_at(r["membw"], s, 0) if above.startswith(COPY_MEMCPY) else 0.0
     return {"ran": ran, "rate": rate, "core": core, "red": red, "alpha": alpha, "red_ip": red_ip,
