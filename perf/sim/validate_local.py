@@ -644,6 +644,17 @@ COPY_MEMCPY = PAIRWISE_CAP + ", copies at memcpy"
 # run after.
 SHM_RS_RATE = COPY_MEMCPY + ", shm rate from reduce-scatter"
 
+# The "host set rounded up" column's `above`: the shm-rate one, but over shm the host's working set
+# (host_set_up_bytes) counts the pair rings too and is priced at the smallest swept membw size whose
+# own working set (3n: dst, a, b) holds it, not the nearest on a log scale: a host set just past the
+# cache's edge streams from memory. VM F's membw_perf is at its in-cache rate up to 4 MiB (12 MiB
+# touched) and at its memory rate from 8 MiB (24 MiB touched) on a 32 MiB L3; the nearest size put
+# 8 ranks at 1 MiB (16 MiB of buffers and 8 MiB of rings) and 2 ranks at 4 MiB (16 MiB and 2 MiB)
+# in cache, and every fitted column priced both low in held-out runs 61-72 (the 8-rank shm points
+# at 1 MiB at a median 0.82-0.84). Added 2026-12-05 (session 33) during run 72, in sample on runs
+# 52-72 (perf/results/2026-12-05-vm-host-set-up); first scored held out in the run after.
+HOST_SET_UP = SHM_RS_RATE + ", host set rounded up"
+
 
 def host_set_bytes(p, s):
     """The swept membw size whose rate prices an shm reduction in the host-set column: p ranks of an
@@ -651,6 +662,15 @@ def host_set_bytes(p, s):
     buffers) and share the host's last-level cache, and membw_perf's reduction of n bytes touches
     about 3n (dst, a, b): n = 2pS/3 (on 2 ranks, nearest S: the one-rank price)."""
     return 2 * p * s / 3
+
+
+def host_set_up_bytes(membw, p, s):
+    """The host-set-rounded-up column's swept membw size: the p ranks' send and receive buffers
+    (2pS) and the shm pair rings they receive on (p x SHM_RING["bytes"]) together, priced at the
+    smallest swept size n whose membw working set 3n holds them (the largest where none does)."""
+    need = 2 * p * s + p * SHM_RING["bytes"]
+    fits = [n for n in membw if 3 * n >= need]
+    return min(fits) if fits else max(membw)
 
 
 # The CPU-time columns: (row key prefix, simulate_cpu's `above`, the summary's name).
@@ -720,7 +740,15 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                 "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
                 "reductions from its reduce-scatter, that latency cap for pairwise schedules "
                 "above the cores too, local copies at membw's memcpy rate, shm flow rate from "
-                "the ring reduce-scatter within the cores")]
+                "the ring reduce-scatter within the cores"),
+               ("cpu_ge", HOST_SET_UP,
+                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                "membw's, ring's core from the all-gather, shm reductions at the host's working "
+                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
+                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
+                "reductions from its reduce-scatter, that latency cap for pairwise schedules "
+                "above the cores too, local copies at membw's memcpy rate, shm flow rate from "
+                "the ring reduce-scatter within the cores, host set with the rings, rounded up")]
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -790,7 +818,10 @@ SUMMARY_TEXT = {
     "cpu_gs": "with the memcpy-copy one but, over shm on ranks within the cores, for the ring (and "
               "Rabenseifner on 2 ranks), where the ring reduce-scatter measured beside the point "
               "runs faster than the simulator prices it, one flow's rate raised (at most 4x) so "
-              "that it prices that reduce-scatter at its measured time"}
+              "that it prices that reduce-scatter at its measured time",
+    "cpu_ge": "with the shm-rate one but, over shm, the host's working set counting the pair "
+              "rings too (2pS + p rings) and priced at the smallest swept membw size that holds "
+              "it (3n at least), not the nearest"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -802,7 +833,7 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
                  "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
                  SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
-                 COPY_MEMCPY, SHM_RS_RATE)
+                 COPY_MEMCPY, SHM_RS_RATE, HOST_SET_UP)
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -829,7 +860,7 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
                 SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
-                COPY_MEMCPY, SHM_RS_RATE)
+                COPY_MEMCPY, SHM_RS_RATE, HOST_SET_UP)
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -1182,6 +1213,8 @@ def cpu_round(a, r, key, above):
         if t == "tcp":
             return reduce_at(r["membw"], m, col)
         # The reductions, not the pair copy:
+        if above.startswith(HOST_SET_UP) and col in (1, 2):
+            return r["membw"][host_set_up_bytes(r["membw"], p, s)][col]
         if above.startswith(HOST_SET) and col in (1, 2):
             return reduce_at(r["membw"], host_set_bytes(p, s), col)
         return r["membw"][s][col]
