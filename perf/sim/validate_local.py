@@ -97,7 +97,12 @@ pairwise schedules above the cores too", cpu_gu, PAIRWISE_CAP): that one with th
 also above the cores for Rabenseifner (same in-sample directory). During run 65 one more
 ("..., local copies at membw's memcpy rate", cpu_gd, COPY_MEMCPY): that one with the validated
 schedule's local copies (recursive doubling's) priced at membw_perf's memcpy rate (in sample on
-runs 48-64, perf/results/2026-12-05-vm-rd-copy).
+runs 48-64, perf/results/2026-12-05-vm-rd-copy). During run 68 (session 32) one more ("..., shm
+flow rate from the ring reduce-scatter within the cores", cpu_gs, SHM_RS_RATE; in sample on runs
+52-66, perf/results/2026-12-05-vm-shm-rs-rate), and during run 72 (session 33) one more ("...,
+host set with the rings, rounded up", cpu_ge, HOST_SET_UP): that one with the host's shm working
+set counting the pair rings and priced at the smallest swept membw size that holds it (in sample
+on runs 52-71, perf/results/2026-12-05-vm-host-set-up).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
