@@ -678,6 +678,9 @@ def host_set_up_bytes(membw, p, s):
     return min(fits) if fits else max(membw)
 
 
+RING_CORE_NAME = ("cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
+                  "membw's, ring's core from the all-gather")
+
 # The CPU-time columns: (row key prefix, simulate_cpu's `above`, the summary's name).
 CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_l", "lock-step", "cpu, lock-step"), ("cpu_g", "all-gather", "cpu, all-gather"),
@@ -697,63 +700,28 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_gk", "all-gather, own all-gather, receipt, capped, shm ring core",
                 "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
                 "membw's, shm ring's core from the all-gather"),
-               ("cpu_ga", "all-gather, own all-gather, receipt, capped, ring core",
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather"),
-               ("cpu_gw", HOST_SET,
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set"),
-               ("cpu_gx", SHM_HALVES,
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, shm Rabenseifner's reductions from its reduce-scatter"),
-               ("cpu_gz", LATENCY_CAP,
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
-                "than at the smallest size"),
-               ("cpu_gy", FLOW_RATE,
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
-                "than at the smallest size, tcp flow rate from the all-gather"),
-               ("cpu_gq", SHM_RING_RED,
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
-                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
-                "reductions from its reduce-scatter"),
-               ("cpu_gu", PAIRWISE_CAP,
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
-                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
-                "reductions from its reduce-scatter, that latency cap for pairwise schedules "
-                "above the cores too"),
-               ("cpu_gd", COPY_MEMCPY,
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
-                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
-                "reductions from its reduce-scatter, that latency cap for pairwise schedules "
-                "above the cores too, local copies at membw's memcpy rate"),
-               ("cpu_gs", SHM_RS_RATE,
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
-                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
-                "reductions from its reduce-scatter, that latency cap for pairwise schedules "
-                "above the cores too, local copies at membw's memcpy rate, shm flow rate from "
-                "the ring reduce-scatter within the cores"),
-               ("cpu_ge", HOST_SET_UP,
-                "cpu, all-gather, cheaper core, own all-gather, tcp reduction by CPU at most "
-                "membw's, ring's core from the all-gather, shm reductions at the host's working "
-                "set, shm Rabenseifner's reductions from its reduce-scatter, latency no larger "
-                "than at the smallest size, tcp flow rate from the all-gather, shm ring's "
-                "reductions from its reduce-scatter, that latency cap for pairwise schedules "
-                "above the cores too, local copies at membw's memcpy rate, shm flow rate from "
-                "the ring reduce-scatter within the cores, host set with the rings, rounded up")]
+               ("cpu_ga", "all-gather, own all-gather, receipt, capped, ring core", RING_CORE_NAME)]
+
+
+def _chained(columns, name, links):
+    """CPU_COLUMNS from the host-set column on: each column is the one before it with one more
+    change, and its summary name the one before's plus that change's (", " + suffix)."""
+    for key, above, suffix in links:
+        name = f"{name}, {suffix}"
+        columns.append((key, above, name))
+    return columns
+
+
+CPU_COLUMNS = _chained(CPU_COLUMNS, RING_CORE_NAME, [
+    ("cpu_gw", HOST_SET, "shm reductions at the host's working set"),
+    ("cpu_gx", SHM_HALVES, "shm Rabenseifner's reductions from its reduce-scatter"),
+    ("cpu_gz", LATENCY_CAP, "latency no larger than at the smallest size"),
+    ("cpu_gy", FLOW_RATE, "tcp flow rate from the all-gather"),
+    ("cpu_gq", SHM_RING_RED, "shm ring's reductions from its reduce-scatter"),
+    ("cpu_gu", PAIRWISE_CAP, "that latency cap for pairwise schedules above the cores too"),
+    ("cpu_gd", COPY_MEMCPY, "local copies at membw's memcpy rate"),
+    ("cpu_gs", SHM_RS_RATE, "shm flow rate from the ring reduce-scatter within the cores"),
+    ("cpu_ge", HOST_SET_UP, "host set with the rings, rounded up")])
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
