@@ -102,7 +102,8 @@ flow rate from the ring reduce-scatter within the cores", cpu_gs, SHM_RS_RATE; i
 52-66, perf/results/2026-12-05-vm-shm-rs-rate), and during run 72 (session 33) one more ("...,
 host set with the rings, rounded up", cpu_ge, HOST_SET_UP): that one with the host's shm working
 set counting the pair rings and priced at the smallest swept membw size that holds it (in sample
-on runs 52-71, perf/results/2026-12-05-vm-host-set-up).
+on runs 52-71, perf/results/2026-12-05-vm-host-set-up), and after run 72 that column only above
+the cores ("..., that only above the cores", cpu_gb, HOST_SET_UP_ABOVE: same directory).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -660,6 +661,15 @@ SHM_RS_RATE = COPY_MEMCPY + ", shm rate from reduce-scatter"
 # 52-72 (perf/results/2026-12-05-vm-host-set-up); first scored held out in the run after.
 HOST_SET_UP = SHM_RS_RATE + ", host set rounded up"
 
+# The "host set rounded up above the cores" column's `above`: the host-set-up one, but on ranks
+# within the cores the host set priced as before (the nearest size). There the shm-rate column
+# fits one flow's rate to the ring reduce-scatter after the reductions are priced, so a dearer
+# reduction only raises that rate, which the all-gather half then shares: in run 72 the 2-rank shm
+# ring at 4 MiB went 0.96 -> 0.79 under the host-set-up column (the rate raised to its 4x cap in
+# 2 of 5 rounds). Every point the host-set-up column gained in sample (runs 52-71) was on 4 or 8
+# ranks. Added 2026-12-05 (session 33) after run 72, before anything of run 73 was read.
+HOST_SET_UP_ABOVE = HOST_SET_UP + ", above the cores"
+
 
 def host_set_bytes(p, s):
     """The swept membw size whose rate prices an shm reduction in the host-set column: p ranks of an
@@ -721,7 +731,8 @@ CPU_COLUMNS = _chained(CPU_COLUMNS, RING_CORE_NAME, [
     ("cpu_gu", PAIRWISE_CAP, "that latency cap for pairwise schedules above the cores too"),
     ("cpu_gd", COPY_MEMCPY, "local copies at membw's memcpy rate"),
     ("cpu_gs", SHM_RS_RATE, "shm flow rate from the ring reduce-scatter within the cores"),
-    ("cpu_ge", HOST_SET_UP, "host set with the rings, rounded up")])
+    ("cpu_ge", HOST_SET_UP, "host set with the rings, rounded up"),
+    ("cpu_gb", HOST_SET_UP_ABOVE, "that only above the cores")])
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -794,7 +805,9 @@ SUMMARY_TEXT = {
               "that it prices that reduce-scatter at its measured time",
     "cpu_ge": "with the shm-rate one but, over shm, the host's working set counting the pair "
               "rings too (2pS + p rings) and priced at the smallest swept membw size that holds "
-              "it (3n at least), not the nearest"}
+              "it (3n at least), not the nearest",
+    "cpu_gb": "with the host-set-up one but on ranks within the cores the host set priced at the "
+              "nearest size, as before"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -806,7 +819,8 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
                  "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
                  SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
-                 COPY_MEMCPY, SHM_RS_RATE, HOST_SET_UP)
+                 COPY_MEMCPY, SHM_RS_RATE, HOST_SET_UP,
+                 HOST_SET_UP_ABOVE)
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -833,7 +847,8 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
                 SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
-                COPY_MEMCPY, SHM_RS_RATE, HOST_SET_UP)
+                COPY_MEMCPY, SHM_RS_RATE, HOST_SET_UP,
+                HOST_SET_UP_ABOVE)
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
@@ -1186,7 +1201,8 @@ def cpu_round(a, r, key, above):
         if t == "tcp":
             return reduce_at(r["membw"], m, col)
         # The reductions, not the pair copy:
-        if above.startswith(HOST_SET_UP) and col in (1, 2):
+        if above.startswith(HOST_SET_UP) and col in (1, 2) and not (
+                above.startswith(HOST_SET_UP_ABOVE) and p <= a.cores):
             return r["membw"][host_set_up_bytes(r["membw"], p, s)][col]
         if above.startswith(HOST_SET) and col in (1, 2):
             return reduce_at(r["membw"], host_set_bytes(p, s), col)

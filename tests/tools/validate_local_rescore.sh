@@ -20,12 +20,12 @@
 # than at the smallest size", "..., tcp flow rate from the all-gather", "..., shm ring's
 # reductions from its reduce-scatter", "..., that latency cap for pairwise schedules above the
 # cores too", "..., local copies at membw's memcpy rate", "..., shm flow rate from the ring
-# reduce-scatter within the cores", "..., host set with the rings, rounded up") are "n/a" on all
-# 24 rows of each (504 cells), their counts left out.
+# reduce-scatter within the cores", "..., host set with the rings, rounded up", "..., that only
+# above the cores") are "n/a" on all 24 rows of each (528 cells), their counts left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
 #     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones, both
 #     ring-core ones, the host-set, shm-halves, latency-cap, flow-rate, shm-ring-reductions,
-#     pairwise-latency-cap, memcpy-copy, shm-rate and host-set-up ones (252 cells n/a) and the
+#     pairwise-latency-cap, memcpy-copy, shm-rate and both host-set-up ones (270 cells n/a) and the
 #     pairwise, own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on
 #     4-8 ranks (runs before run 40 have no pairwise sendrecv, before run 41 no
 #     recursive-doubling all-gather; their counts are left out), the all-gather's fitted
@@ -69,13 +69,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 504 6 \
+check 2026-12-02-vm-sim-vs-loom-18 528 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 504 6
-check 2026-12-02-vm-sim-vs-loom-14 520 5
-check 2026-12-01-vm-sim-vs-loom-13 536 4
-check 2026-12-02-vm-sim-vs-loom-22 264 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 64 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 528 6
+check 2026-12-02-vm-sim-vs-loom-14 544 5
+check 2026-12-01-vm-sim-vs-loom-13 560 4
+check 2026-12-02-vm-sim-vs-loom-22 282 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 68 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -136,9 +136,9 @@ for r in rows:
     # Over tcp the shm-ring-reductions column is the flow-rate one; the pairwise latency cap moves
     # only Rabenseifner above the cores, n/a here (no recursive-doubling all-gather yet).
     # No recursive doubling ran here: no copy step, so the memcpy-copy column is the same; the
-    # shm-rate and host-set-up ones move only shm points.
+    # shm-rate and both host-set-up ones move only shm points.
     if r["cpu_gq_ratio"] != gy or r["cpu_gu_ratio"] != gy or r["cpu_gd_ratio"] != gy or \
-            r["cpu_gs_ratio"] != gy or r["cpu_ge_ratio"] != gy:
+            r["cpu_gs_ratio"] != gy or r["cpu_ge_ratio"] != gy or r["cpu_gb_ratio"] != gy:
         bad.append(f"cpu_gq/gu {r['algo']} {r['ranks']}r {r['size']}: {r['cpu_gq_ratio']} "
                    f"{r['cpu_gu_ratio']} against {gy}")
 print("\n".join(bad))
@@ -266,20 +266,20 @@ PY
 # Run 71's shm points at 1 MiB (VM F): on 8 ranks the host's buffers and pair rings (16 + 8 MiB)
 # lie past where membw_perf's rate falls to memory's (8 MiB: 24 MiB touched), but the nearest
 # swept size (4 MiB) priced their reductions in cache, and every fitted column priced both 8-rank
-# points at 0.71. The host-set-up column prices them from the 8 MiB rate: dearer, within 25%
-# (0.85 and 0.83 on 2026-12-05); the 4-rank points (12 MiB: 4 MiB, in cache as before) move by
-# less than 0.05.
-python3 "$src/perf/sim/compare_columns.py" "$build" "$tmp/cc71" cpu_gs cpu_ge \
+# points at 0.71. The host-set-up column above the cores prices them from the 8 MiB rate: dearer,
+# within 25% (0.85 and 0.83 on 2026-12-05); the 4-rank points (12 MiB: 4 MiB, in cache as before)
+# move by less than 0.05, and the 2-rank ones (within the cores) not at all.
+python3 "$src/perf/sim/compare_columns.py" "$build" "$tmp/cc71" cpu_gs cpu_gb \
   "$src/perf/results/2026-12-05-vm-sim-vs-loom-71/shm-1m" > "$tmp/cc71.txt" 2>&1 &&
   python3 - "$tmp"/cc71/*/points-rescored.json <<'PY' || { echo "FAIL: run 71 shm 1 MiB: host-set-up column"; cat "$tmp/cc71.txt"; fail=1; }
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 bad = []
 for r in rows:
-    gs, ge = r["cpu_gs_ratio"], r["cpu_ge_ratio"]
-    if (r["ranks"] == 8 and not (gs < 0.75 and 0.75 <= ge <= 1.25)) or (
-            r["ranks"] == 4 and abs(ge - gs) >= 0.05):
-        bad.append(f"{r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {gs} {ge}")
+    gs, gb = r["cpu_gs_ratio"], r["cpu_gb_ratio"]
+    if (r["ranks"] == 8 and not (gs < 0.75 and 0.75 <= gb <= 1.25)) or (
+            r["ranks"] == 4 and abs(gb - gs) >= 0.05) or (r["ranks"] == 2 and gb != gs):
+        bad.append(f"{r['algo']} {r['ranks']}r {r['size']} {r['loom_ran']}: {gs} {gb}")
 print("\n".join(bad))
 sys.exit(1 if bad or len(rows) != 6 else 0)
 PY
