@@ -713,16 +713,18 @@ CPU_COLUMNS = [("cpu", "1-message", "cpu"), ("cpu_p", "p-rank", "cpu, p-rank"),
                ("cpu_ga", "all-gather, own all-gather, receipt, capped, ring core", RING_CORE_NAME)]
 
 
-def _chained(columns, name, links):
+def _chained(name, links):
     """CPU_COLUMNS from the host-set column on: each column is the one before it with one more
     change, and its summary name the one before's plus that change's (", " + suffix)."""
+    out = []
     for key, above, suffix in links:
         name = f"{name}, {suffix}"
-        columns.append((key, above, name))
-    return columns
+        out.append((key, above, name))
+    return out
 
 
-CPU_COLUMNS = _chained(CPU_COLUMNS, RING_CORE_NAME, [
+# From the host-set column on, each column's `above` is the one before it plus its one change.
+CHAIN = [
     ("cpu_gw", HOST_SET, "shm reductions at the host's working set"),
     ("cpu_gx", SHM_HALVES, "shm Rabenseifner's reductions from its reduce-scatter"),
     ("cpu_gz", LATENCY_CAP, "latency no larger than at the smallest size"),
@@ -732,7 +734,12 @@ CPU_COLUMNS = _chained(CPU_COLUMNS, RING_CORE_NAME, [
     ("cpu_gd", COPY_MEMCPY, "local copies at membw's memcpy rate"),
     ("cpu_gs", SHM_RS_RATE, "shm flow rate from the ring reduce-scatter within the cores"),
     ("cpu_ge", HOST_SET_UP, "host set with the rings, rounded up"),
-    ("cpu_gb", HOST_SET_UP_ABOVE, "that only above the cores")])
+    ("cpu_gb", HOST_SET_UP_ABOVE, "that only above the cores")]
+CPU_COLUMNS += _chained(RING_CORE_NAME, CHAIN)
+# The chained columns' `above`s: each fits the latency to the ring all-gather and, for pairwise
+# schedules above the cores, the core to the schedule's own all-gather (OWN_ALLGATHER,
+# ALPHA_FITTED), as the ring-core column it extends does.
+CHAINED = tuple(above for _, above, _ in CHAIN)
 
 # How the summary's count line describes each CPU column after the first (listed only where every
 # row has the column: runs stored before its calibration lack it).
@@ -817,10 +824,7 @@ OWN_ALLGATHER = ("all-gather, own all-gather", "all-gather, own halves",
                  "all-gather, own all-gather, receipt",
                  "all-gather, own all-gather, receipt, capped",
                  "all-gather, own all-gather, receipt, capped, shm ring core",
-                 "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                 SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
-                 COPY_MEMCPY, SHM_RS_RATE, HOST_SET_UP,
-                 HOST_SET_UP_ABOVE)
+                 "all-gather, own all-gather, receipt, capped, ring core") + CHAINED
 
 # A reduction no dearer than this is priced as this (loom-plan needs a rate; at 1000 GB/s a MiB
 # costs 1 us): where the ring reduce-scatter spent no more CPU than the all-gather.
@@ -845,10 +849,7 @@ ALPHA_FITTED = ("all-gather", "reduce-scatter", "all-gather, cheaper core",
                 "all-gather, own halves", "all-gather, own all-gather, receipt",
                 "all-gather, own all-gather, receipt, capped",
                 "all-gather, own all-gather, receipt, capped, shm ring core",
-                "all-gather, own all-gather, receipt, capped, ring core", HOST_SET,
-                SHM_HALVES, LATENCY_CAP, FLOW_RATE, SHM_RING_RED, PAIRWISE_CAP,
-                COPY_MEMCPY, SHM_RS_RATE, HOST_SET_UP,
-                HOST_SET_UP_ABOVE)
+                "all-gather, own all-gather, receipt, capped, ring core") + CHAINED
 
 # The shm pair ring's size in bytes (LOOM_SHM_BUFFER_BYTES), as the run measured with it
 # (shm_ring_bytes): stored in points.json as "shm_ring_bytes"; runs before run 32 (2026-12-03)
