@@ -113,7 +113,9 @@ twice, and their ratio is how far the measurement agrees with itself
 
   perf/sim/validate_local.py --build build --rescore perf/results/<run>/tcp
 simulates an earlier run's points.json again (all columns, nothing measured) into
-summary-rescored.md and points-rescored.json beside it.
+summary-rescored.md and points-rescored.json beside it; with --first-rounds N only its first N
+rounds, into summary-first-N.md and points-first-N.json (a run measured with more rounds than
+earlier ones, scored as they would have scored it).
 
   perf/sim/validate_local.py --build build --out perf/results/<date>-<host>-sim-vs-loom
 """
@@ -1314,6 +1316,10 @@ def main():
     ap.add_argument("--rescore", metavar="DIR",
                     help="measure nothing: simulate DIR/points.json (an earlier run) again, all "
                     "columns, into DIR/summary-rescored.md and DIR/points-rescored.json")
+    ap.add_argument("--first-rounds", type=int, default=None, metavar="N",
+                    help="with --rescore: only the run's first N rounds, into "
+                    "DIR/summary-first-N.md and DIR/points-first-N.json (a run measured with "
+                    "more rounds scored as a shorter one would have been)")
     ap.add_argument("--ranks", default="2,4,8")
     ap.add_argument("--sizes", default="1M,4M,16M,64M")
     ap.add_argument("--transports", default="shm,tcp")
@@ -1367,6 +1373,8 @@ def main():
         sys.exit("validate_local: --rounds must be >= 1")
     if a.alpha_cpu is not None and not 0 <= a.alpha_cpu <= 1:
         sys.exit("validate_local: --alpha-cpu must be between 0 and 1")
+    if a.first_rounds is not None and (not a.rescore or a.first_rounds < 1):
+        sys.exit("validate_local: --first-rounds needs --rescore and must be >= 1")
     if a.rescore:
         if not os.path.isfile(os.path.join(a.rescore, "points.json")):
             sys.exit(f"validate_local: --rescore: no points.json in '{a.rescore}'")
@@ -1403,8 +1411,11 @@ def rescore(a):
     ALPHA_CPU["value"] = d.get("alpha_cpu", 1.0) if a.alpha_cpu is None else a.alpha_cpu
     # Runs before run 32 (2026-12-03) ran with loom's default pair ring of then.
     SHM_RING["bytes"] = d.get("shm_ring_bytes", SHM_RING_BEFORE_32)
+    if a.first_rounds is not None and a.first_rounds > len(d["rounds"]):
+        sys.exit(f"validate_local: --first-rounds {a.first_rounds}: the run has "
+                 f"{len(d['rounds'])} rounds")
     rounds = []
-    for r in d["rounds"]:
+    for r in d["rounds"][:a.first_rounds]:
         by_int = lambda d: {int(k): v for k, v in d.items()}
         # The CPU numbers (cpu column) are absent from runs stored before the drivers had cpu_us.
         calib = {t: {"alpha_us": c["alpha_us"], "alpha_p_us": by_int(c.get("alpha_p_us", {})),
@@ -1451,7 +1462,10 @@ def rescore(a):
     uniq = lambda i: list(dict.fromkeys(k[i] for k in keys))
     score(a, rounds, uniq(0), sorted(uniq(2)), sorted(uniq(3)), uniq(1),
           d["started"] + f" (re-scored {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
-          d["host"], a.rescore, "summary-rescored.md", "points-rescored.json",
+          d["host"], a.rescore, *(("summary-rescored.md", "points-rescored.json")
+                                  if a.first_rounds is None else
+                                  (f"summary-first-{a.first_rounds}.md",
+                                   f"points-first-{a.first_rounds}.json")),
           # Runs before the calibration had its own iterations (run 12) ran it as the all-reduce.
           d.get("calib_iters", "as the all-reduce runs (the 8 B latency 200)"),
           # Run 18, the first with steal, retried at once, at most twice.

@@ -322,6 +322,32 @@ ok = (len(rows) == 6 and not bad and re.match(r"## .*: cpu_gz \d of 6, cpu_gy \d
 print("\n".join(bad))
 sys.exit(0 if ok else 1)
 PY
+# --first-rounds: run 77's shm 1 MiB part (9 rounds) scored on its first 2 only: the summary says
+# 2 rounds and names their two lock windows alone, each point's measured median is the median of
+# those 2 rounds' times, and asking for more rounds than the run has, or without --rescore, fails.
+mkdir -p "$tmp/fr" && cp "$src/perf/results/2026-12-05-vm-sim-vs-loom-77/shm-1m/points.json" "$tmp/fr/"
+python3 "$src/perf/sim/validate_local.py" --build "$build" --rescore "$tmp/fr" --first-rounds 2 \
+  > "$tmp/fr.txt" 2>&1 && python3 - "$tmp/fr" <<'PY' || { echo "FAIL: --first-rounds 2 on run 77 shm 1 MiB"; tail -5 "$tmp/fr.txt"; fail=1; }
+import json, re, statistics, sys
+d = sys.argv[1]
+summary = open(d + "/summary-first-2.md").read()
+run = json.load(open(d + "/points.json"))
+rows = json.load(open(d + "/points-first-2.json"))["rows"]
+windows = re.search(r"median of 2 rounds \(each round under the measurement lock: ([^)]*) UTC\)", summary)
+ok = windows is not None and windows.group(1).count("-") == 2 and len(rows) == 6
+for r in rows:
+    key = [r["transport"], r["algo"], r["ranks"], r["size"]]
+    us = [p["us"] for rd in run["rounds"][:2] for p in rd["points"] if p["key"] == key]
+    ok = ok and len(us) == 2 and abs(r["measured_us"] - statistics.median(us)) < 0.01
+sys.exit(0 if ok else 1)
+PY
+for bad in "--rescore $tmp/fr --first-rounds 10" "--out $tmp/x --first-rounds 2" "--rescore $tmp/fr --first-rounds 0"; do
+  # shellcheck disable=SC2086
+  if python3 "$src/perf/sim/validate_local.py" --build "$build" $bad > "$tmp/frbad.txt" 2>&1 ||
+     ! grep -q -- "--first-rounds" "$tmp/frbad.txt"; then
+    echo "FAIL: validate_local.py $bad: expected an error naming --first-rounds"; cat "$tmp/frbad.txt"; fail=1
+  fi
+done
 if grep -q '^- In place' "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md"; then
   echo "FAIL: run 22 (no in-place times) has a line on the in-place column"
   fail=1
