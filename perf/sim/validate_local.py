@@ -104,6 +104,10 @@ host set with the rings, rounded up", cpu_ge, HOST_SET_UP): that one with the ho
 set counting the pair rings and priced at the smallest swept membw size that holds it (in sample
 on runs 52-71, perf/results/2026-12-05-vm-host-set-up), and after run 72 that column only above
 the cores ("..., that only above the cores", cpu_gb, HOST_SET_UP_ABOVE: same directory).
+During run 78 (session 34) one more ("..., tcp ring's reductions from its reduce-scatter above
+the cores", cpu_gv, TCP_RING_RED): that one with, over tcp above the cores, the ring's reductions
+fitted to the ring reduce-scatter beside the point (in sample on the tcp parts of runs 68-73 and
+78, perf/results/2026-12-05-vm-tcp-ring-red).
 The summary also counts single rounds (rounds_text): how many lie within the tolerance of their
 point's median (the measurement's own spread), and per CPU column how many rounds' own
 simulated / measured do; and states the repeatability (repeat_text): where the planner ran the
@@ -672,6 +676,19 @@ HOST_SET_UP = SHM_RS_RATE + ", host set rounded up"
 # ranks. Added 2026-12-05 (session 33) after run 72, before anything of run 73 was read.
 HOST_SET_UP_ABOVE = HOST_SET_UP + ", above the cores"
 
+# The "tcp ring reductions" column's `above`: the host-set-up-above one, but over tcp above the
+# cores, for a ring schedule (not a tree, nor a PAIRWISE one), the reduction rate fitted to loom's ring
+# reduce-scatter measured beside the point, between membw_perf's rate out of memory and the
+# receipt rate the column had (as the shm-ring-reductions one does over shm). Over runs 61-78 the
+# 4-8 rank tcp rings were the only tcp points every fitted column priced systematically low (the
+# 8-rank ring at 1 MiB at a median 0.78, run 73 0.76; the 4-rank ring at 4 MiB 0.80), where the
+# ring reduce-scatter beside the point ran slower than the receipt rate priced it. In sample on
+# the tcp parts of runs 68-73 and run 78's tcp 1 MiB (perf/results/2026-12-05-vm-tcp-ring-red): every
+# 4-8 rank tcp ring point 0.02-0.09 higher (the 8-rank ring at 1 MiB 0.76-0.80 -> 0.80-0.86),
+# no other point moved, no point lost. Added 2026-12-05 (session 34) during run 78, before its tcp
+# 4-64 MiB part was read; first scored held out in run 79.
+TCP_RING_RED = HOST_SET_UP_ABOVE + ", tcp ring reductions"
+
 
 def host_set_bytes(p, s):
     """The swept membw size whose rate prices an shm reduction in the host-set column: p ranks of an
@@ -736,7 +753,8 @@ CHAIN = [
     ("cpu_gd", COPY_MEMCPY, "local copies at membw's memcpy rate"),
     ("cpu_gs", SHM_RS_RATE, "shm flow rate from the ring reduce-scatter within the cores"),
     ("cpu_ge", HOST_SET_UP, "host set with the rings, rounded up"),
-    ("cpu_gb", HOST_SET_UP_ABOVE, "that only above the cores")]
+    ("cpu_gb", HOST_SET_UP_ABOVE, "that only above the cores"),
+    ("cpu_gv", TCP_RING_RED, "tcp ring's reductions from its reduce-scatter above the cores")]
 CPU_COLUMNS += _chained(RING_CORE_NAME, CHAIN)
 # The chained columns' `above`s: each fits the latency to the ring all-gather and, for pairwise
 # schedules above the cores, the core to the schedule's own all-gather (OWN_ALLGATHER,
@@ -816,7 +834,10 @@ SUMMARY_TEXT = {
               "rings too (2pS + p rings) and priced at the smallest swept membw size that holds "
               "it (3n at least), not the nearest",
     "cpu_gb": "with the host-set-up one but on ranks within the cores the host set priced at the "
-              "nearest size, as before"}
+              "nearest size, as before",
+    "cpu_gv": "with the host-set-up-above one but, over tcp above the cores, the ring's reduction "
+              "rate fitted to the ring reduce-scatter measured beside the point, no dearer than "
+              "membw_perf's rate out of memory"}
 
 
 FITTED = {}  # fit_alpha's results by its inputs
@@ -1289,6 +1310,15 @@ def cpu_round(a, r, key, above):
             # membw_perf's rate, the price of a reduction from memory, is charged.
             fitted = max(fitted, red)
         red_ip, red = min(RED_FREE_GBPS, red_ip * fitted / red), fitted
+    if above.startswith(TCP_RING_RED) and t == "tcp" and p > a.cores and \
+            ran.split("(")[0] == "ring":
+        # After the receipt rate: the ring's reductions priced as its own reduce-scatter beside
+        # the point ran, within membw_perf's rates (as the shm-ring-reductions one over shm).
+        if kg not in c.get("reducescatter_us", {}):
+            return None
+        fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg])
+        fitted = within_membw(r, red, fitted)
+        red_ip, red = red_ip * fitted / red, fitted
     if above == "reduce-scatter":
         if kg not in c.get("reducescatter_us", {}):
             return None

@@ -21,11 +21,13 @@
 # reductions from its reduce-scatter", "..., that latency cap for pairwise schedules above the
 # cores too", "..., local copies at membw's memcpy rate", "..., shm flow rate from the ring
 # reduce-scatter within the cores", "..., host set with the rings, rounded up", "..., that only
-# above the cores") are "n/a" on all 24 rows of each (528 cells), their counts left out.
+# above the cores", "..., tcp ring's reductions from its reduce-scatter above the cores") are
+# "n/a" on all 24 rows of each (552 cells), their counts left out.
 #   - run 22 (2026-12-02 17:07, the first with the all-gather; tcp at 4-64 MiB): 18 rows, ten
 #     counts, every column filled but the reduce-scatter, both tcp-reduction-by-CPU ones, both
 #     ring-core ones, the host-set, shm-halves, latency-cap, flow-rate, shm-ring-reductions,
-#     pairwise-latency-cap, memcpy-copy, shm-rate and both host-set-up ones (270 cells n/a) and the
+#     pairwise-latency-cap, memcpy-copy, shm-rate, both host-set-up and the tcp-ring-reductions
+#     ones (288 cells n/a) and the
 #     pairwise, own-all-gather and own-halves ones on the 4 rows where loom ran Rabenseifner on
 #     4-8 ranks (runs before run 40 have no pairwise sendrecv, before run 41 no
 #     recursive-doubling all-gather; their counts are left out), the all-gather's fitted
@@ -33,7 +35,7 @@
 #     point's median, and of each column's rounds within 25%), and the line on repeatability (its
 #     one point measured twice: the planner ran the forced ring's schedule on 2 ranks at 4 MiB).
 #   - run 24 (2026-12-02 21:30, the first with the reduce-scatter; tcp at 4-64 MiB): the same
-#     with every column filled but those ten on its 4 such rows, eleven counts, and the
+#     with every column filled but those on its 4 such rows, eleven counts, and the
 #     fitted reduction rate listed; three of them equal the cheaper-core one on every other row,
 #     the two tcp-reduction-by-CPU ones are filled there, and over tcp the shm-ring-core one
 #     equals the capped tcp-reduction-by-CPU one.
@@ -69,13 +71,13 @@ check() {  # run-dir, expected n/a columns (cells), expected count of bold "N of
       { echo "FAIL: $run: no '$4' in the summary"; grep Steal "$d/summary-rescored.md"; fail=1; }
   fi
 }
-check 2026-12-02-vm-sim-vs-loom-18 528 6 \
+check 2026-12-02-vm-sim-vs-loom-18 552 6 \
   '^- Steal (.*): 70 of 255 driver runs ran again .*(up to 2 more tries after 0 s of rest'
-check 2026-12-02-vm-sim-vs-loom-15 528 6
-check 2026-12-02-vm-sim-vs-loom-14 544 5
-check 2026-12-01-vm-sim-vs-loom-13 560 4
-check 2026-12-02-vm-sim-vs-loom-22 282 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
-check 2026-12-02-vm-sim-vs-loom-24 68 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-15 552 6
+check 2026-12-02-vm-sim-vs-loom-14 568 5
+check 2026-12-01-vm-sim-vs-loom-13 584 4
+check 2026-12-02-vm-sim-vs-loom-22 300 10 '^- tcp: ring all-gather of S on p ranks, us, p:S: 2:4194304: .*its fitted latency, us: 2:4194304 ring: [0-9]' 18
+check 2026-12-02-vm-sim-vs-loom-24 72 11 '^- tcp: ring reduce-scatter of S on p ranks, us, p:S: 2:4194304: .*its fitted reduction rate, GB/s: 2:4194304 ring: [0-9]' 18
 grep -q '^- Single rounds (54: 18 points x their rounds): [0-9]* lie within 25% of their point.s median .*cpu, p-rank: [0-9]*; cpu, lock-step: [0-9]*; cpu, all-gather: [0-9]*; cpu, all-gather at the smallest size: [0-9]*; cpu, all-gather, cheaper core: [0-9]*; cpu, all-gather, pair-ring footprint: [0-9]*$' \
   "$tmp/2026-12-02-vm-sim-vs-loom-22/summary-rescored.md" ||
   { echo "FAIL: 2026-12-02-vm-sim-vs-loom-22: no line on single rounds"; fail=1; }
@@ -141,6 +143,14 @@ for r in rows:
             r["cpu_gs_ratio"] != gy or r["cpu_ge_ratio"] != gy or r["cpu_gb_ratio"] != gy:
         bad.append(f"cpu_gq/gu {r['algo']} {r['ranks']}r {r['size']}: {r['cpu_gq_ratio']} "
                    f"{r['cpu_gu_ratio']} against {gy}")
+    # The tcp-ring-reductions column: the host-set-up-above one but for the ring above the cores
+    # (4-8 ranks on 2), where the reductions are only ever priced slower (never above the receipt
+    # rate): no cheaper there, the same elsewhere.
+    gv, gb = r["cpu_gv_ratio"], r["cpu_gb_ratio"]
+    ring_above = r["ranks"] > 2 and r["loom_ran"].startswith("ring")
+    if (gv is None) != (gb is None) or (gv is not None and (
+            (ring_above and gv < gb) or (not ring_above and gv != gb))):
+        bad.append(f"cpu_gv {r['algo']} {r['ranks']}r {r['size']}: {gv} against {gb}")
 print("\n".join(bad))
 sys.exit(1 if bad or sum(1 for r in rows if r["cpu_gp_ratio"] is None) != 4 else 0)
 PY
