@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Validation run 79 (VM F: 2-vCPU AMD EPYC under KVM, 2 MiB L2 per core, 32 MiB L3): run 78
-# (full) repeated at 01baafd (session 34, the model as at a2de13a), but with twice the rounds on
-# shm: 18 at 1 MiB, 10 at 4-64 MiB (tcp as before, 9 and 5). Over runs 52-77 the spread of a
+# (full) repeated at bbad116 (session 34): the first held-out run of the tcp-ring-reductions column
+# (cpu_gv), beside cpu_gb; with twice the rounds on shm: 18 at 1 MiB, 10 at 4-64 MiB (tcp as
+# before, 9 and 5). Over runs 52-77 the spread of a
 # point's median across runs matches what independent rounds give (bootstrap over the pooled
 # per-round ratios), so doubling the rounds halves the variance of each shm median; scored also
 # on its first 9 / 5 shm rounds (--rescore --first-rounds), as runs 72-78 were.
