@@ -41,14 +41,7 @@ def main():
     ap.add_argument("--tolerance", type=float, default=0.25)
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
-    dirs = []
-    for d in a.dirs:
-        if os.path.exists(os.path.join(d, "points.json")):
-            dirs.append(d)
-        else:
-            dirs += sorted(os.path.join(d, x) for x in os.listdir(d)
-                           if os.path.exists(os.path.join(d, x, "points.json")))
-    rows = [p for d in dirs for p in pairs_of(d)]
+    rows = [p for d in v.part_dirs(a.dirs) for p in pairs_of(d)]
     if not rows:
         sys.exit("repeatability: no point ran the same schedule twice in these directories")
     out = lambda x: abs(x - 1) > a.tolerance

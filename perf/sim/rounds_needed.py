@@ -24,16 +24,8 @@ import random
 import statistics
 import sys
 
-
-def part_dirs(dirs, name):
-    out = []
-    for d in dirs:
-        if os.path.exists(os.path.join(d, name)):
-            out.append(d)
-        elif os.path.isdir(d):
-            out += sorted(os.path.join(d, x) for x in os.listdir(d)
-                          if os.path.exists(os.path.join(d, x, name)))
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from validate_local import part_dirs  # noqa: E402
 
 
 def main():

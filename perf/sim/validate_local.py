@@ -338,6 +338,19 @@ def message_bytes(decision, size, ranks):
 PAIRWISE = ("rabenseifner", "rd")
 
 
+def part_dirs(dirs, name="points.json"):
+    """The validate_local results directories among `dirs`: each one holding `name` itself, or a
+    run's directory whose parts (tcp-1m, shm-1m, tcp, shm) hold one each."""
+    out = []
+    for d in dirs:
+        if os.path.exists(os.path.join(d, name)):
+            out.append(d)
+        elif os.path.isdir(d):
+            out += sorted(os.path.join(d, x) for x in os.listdir(d)
+                          if os.path.exists(os.path.join(d, x, name)))
+    return out
+
+
 def is_pairwise(ran):
     """Whether the schedule `ran` (describe(): "rabenseifner(order=rank)") is PAIRWISE."""
     return ran.split("(")[0] in PAIRWISE
@@ -1290,15 +1303,6 @@ def cpu_round(a, r, key, above):
             if floored:
                 fitted = within_membw(r, red, fitted)
             red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
-    if above.startswith(SHM_RING_RED) and t == "shm" and p > a.cores and not is_pairwise(ran):
-        # After the latency's and the core's fits: the ring's reductions priced as its own
-        # reduce-scatter beside the point ran, within membw_perf's rates (as the shm-halves one).
-        if kg not in c.get("reducescatter_us", {}):
-            return None
-        fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg],
-                            pair_copy)
-        fitted = within_membw(r, red, fitted)
-        red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
     if above.startswith("all-gather, own all-gather, receipt") and t == "tcp":
         if kg not in c.get("reducescatter_cpu_us", {}) or kg not in c.get("allgather_cpu_us", {}):
             return None
@@ -1310,15 +1314,18 @@ def cpu_round(a, r, key, above):
             # membw_perf's rate, the price of a reduction from memory, is charged.
             fitted = max(fitted, red)
         red_ip, red = min(RED_FREE_GBPS, red_ip * fitted / red), fitted
-    if above.startswith(TCP_RING_RED) and t == "tcp" and p > a.cores and \
-            ran.split("(")[0] == "ring":
-        # After the receipt rate: the ring's reductions priced as its own reduce-scatter beside
-        # the point ran, within membw_perf's rates (as the shm-ring-reductions one over shm).
+    if p > a.cores and (
+            (t == "shm" and above.startswith(SHM_RING_RED) and not is_pairwise(ran)) or
+            (t == "tcp" and above.startswith(TCP_RING_RED) and ran.split("(")[0] == "ring")):
+        # After the latency's and the core's fits (over tcp, the receipt rate): the ring's
+        # reductions priced as its own reduce-scatter beside the point ran, within membw_perf's
+        # rates (as the shm-halves one).
         if kg not in c.get("reducescatter_us", {}):
             return None
-        fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg])
+        fitted = fit_reduce(a, t, p, s, rate, red, core, alpha, c["reducescatter_us"][kg],
+                            pair_copy)
         fitted = within_membw(r, red, fitted)
-        red_ip, red = red_ip * fitted / red, fitted
+        red_ip, red = red_ip * fitted / red, fitted  # the in-place rate scaled alike
     if above == "reduce-scatter":
         if kg not in c.get("reducescatter_us", {}):
             return None
