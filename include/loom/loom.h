@@ -119,6 +119,11 @@ loomResult_t loomStreamQuery(loomStream_t stream);
 /* Waits up to timeoutMs (< 0: forever) for all queued work. */
 loomResult_t loomStreamSynchronize(loomStream_t stream, int64_t timeoutMs);
 loomResult_t loomStreamDestroy(loomStream_t stream);
+/* Host callback on a stream: fn(userData, status) runs on the stream's thread after all work queued
+ * before it; status is loomSuccess, or the first error of that earlier work (its message:
+ * loomGetLastError(comm)). fn must not block on later work of the same stream. */
+typedef void (*loomHostFn_t)(void* userData, loomResult_t status);
+loomResult_t loomStreamLaunchHostFunc(loomStream_t stream, loomHostFn_t fn, void* userData);
 
 /* Collectives. In place when sendbuff == recvbuff (allgather: sendbuff == recvbuff + rank*count;
  * reducescatter: recvbuff == sendbuff + rank*recvcount), as in NCCL. */
@@ -139,6 +144,22 @@ loomResult_t loomReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
 /* count elements to each rank; both buffers hold nranks*count. */
 loomResult_t loomAllToAll(const void* sendbuff, void* recvbuff, size_t count,
                           loomDataType_t datatype, loomComm_t comm, loomStream_t stream);
+/* Root receives sendcount elements from every rank into recvbuff (nranks*sendcount, rank order);
+ * recvbuff is not used on other ranks. In place at the root when sendbuff == recvbuff +
+ * root*sendcount. */
+loomResult_t loomGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                        loomDataType_t datatype, int root, loomComm_t comm, loomStream_t stream);
+/* Root sends block i of sendbuff (nranks*recvcount) to rank i's recvbuff (recvcount); sendbuff is
+ * not used on other ranks. In place at the root when recvbuff == sendbuff + root*recvcount. */
+loomResult_t loomScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                         loomDataType_t datatype, int root, loomComm_t comm, loomStream_t stream);
+/* All-to-all with a count and displacement (in elements) per peer, as MPI_Alltoallv: block i of
+ * sendbuff (sdispls[i], sendcounts[i]) goes to rank i, which stores it at its rdispls[me]. Each
+ * array has nranks entries; sendcounts[i] on this rank must equal recvcounts[me] on rank i. Not in
+ * place: the buffers must not overlap. */
+loomResult_t loomAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                           void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                           loomDataType_t datatype, loomComm_t comm, loomStream_t stream);
 loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t datatype, int peer,
                       loomComm_t comm, loomStream_t stream);
 loomResult_t loomRecv(void* recvbuff, size_t count, loomDataType_t datatype, int peer,

@@ -233,6 +233,7 @@ sched::CollArgs collArgsOf(const OpDesc& op) {
   a.root = op.root;
   a.peer = op.peer;
   a.inPlace = op.inPlace;
+  a.vcounts = op.vcounts ? op.vcounts->data() : nullptr;
   return a;
 }
 }  // namespace
@@ -242,8 +243,11 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
   a.chunkBytes = static_cast<uint64_t>(std::max<int64_t>(4096, params::chunkBytes()));
   // The planner caches its decisions; decisions live as long as the planner, so the address
   // identifies (algorithm, order, level, chunk).
-  // Point-to-point has one way to go; everything else asks the planner.
-  const bool p2p = op.coll == sched::CollType::kSend || op.coll == sched::CollType::kRecv;
+  // Point-to-point, gather, scatter and all-to-all-v have one way to go (their first registered
+  // builder); everything else asks the planner.
+  const bool p2p = op.coll == sched::CollType::kSend || op.coll == sched::CollType::kRecv ||
+                   op.coll == sched::CollType::kGather || op.coll == sched::CollType::kScatter ||
+                   op.coll == sched::CollType::kAllToAllv;
   const plan::Decision* d = p2p ? nullptr : &c->planner->choose(a, /*allowDirect=*/false);
   const algo::AlgoInfo* direct = p2p ? algo::algosFor(op.coll).front() : nullptr;
   if (!p2p && d->algo == nullptr)
@@ -257,9 +261,10 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
                         a.inPlace,
                         a.count,
                         a.chunkBytes};
+  const bool cacheable = op.coll != sched::CollType::kAllToAllv;  // its counts are not in the key
   {
     std::lock_guard<std::mutex> g(c->mu);
-    auto it = c->cache.find(key);
+    auto it = cacheable ? c->cache.find(key) : c->cache.end();
     if (it != c->cache.end()) {
       *out = it->second;
       return Status();
@@ -276,10 +281,11 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
     LOOM_INFO(PLAN, sched::collName(op.coll), " ", op.count, " x ", dtypeName(op.dtype), " -> ",
               d->describe(), " (", d->source, "), ", s->steps.size(), " steps");
   }
+  *out = s;
+  if (!cacheable) return Status();
   std::lock_guard<std::mutex> g(c->mu);
   if (c->cache.size() > 256) c->cache.clear();
   c->cache[key] = s;
-  *out = s;
   return Status();
 }
 

@@ -36,6 +36,8 @@ struct OpDesc {
   int root = 0;
   int peer = -1;
   bool inPlace = false;
+  // kAllToAllv: sendcounts, sdispls, recvcounts, rdispls (4 * nranks elements), copied at call time.
+  std::shared_ptr<const std::vector<uint64_t>> vcounts;
   bool reduces() const;
 };
 

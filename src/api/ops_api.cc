@@ -1,5 +1,6 @@
 // C API: collectives, point-to-point and groups. Every argument is checked here; the operation then
 // runs now (NULL stream), is queued on a loomStream_t, or is held until loomGroupEnd.
+#include <algorithm>
 #include <limits>
 
 #include "api/comm.h"
@@ -30,15 +31,21 @@ Status sizes(const OpDesc& o, int p, uint64_t* sendBytes, uint64_t* recvBytes) {
   const uint64_t es = loom::dtypeSize(o.dtype);
   uint64_t mult = 1;
   if (o.coll == CollType::kAllGather || o.coll == CollType::kReduceScatter ||
-      o.coll == CollType::kAllToAll)
+      o.coll == CollType::kAllToAll || o.coll == CollType::kGather || o.coll == CollType::kScatter)
     mult = static_cast<uint64_t>(p);
   if (o.count > std::numeric_limits<uint64_t>::max() / es / mult ||
       o.count * es * mult > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     return loom::invalidArgument("count ", o.count, " * sizeof(", loom::dtypeName(o.dtype), ")",
                                  mult > 1 ? " * nranks" : "", " overflows");
   const uint64_t one = o.count * es, all = one * mult;
-  *sendBytes = o.coll == CollType::kReduceScatter || o.coll == CollType::kAllToAll ? all : one;
-  *recvBytes = o.coll == CollType::kAllGather || o.coll == CollType::kAllToAll ? all : one;
+  *sendBytes = o.coll == CollType::kReduceScatter || o.coll == CollType::kAllToAll ||
+                       o.coll == CollType::kScatter
+                   ? all
+                   : one;
+  *recvBytes = o.coll == CollType::kAllGather || o.coll == CollType::kAllToAll ||
+                       o.coll == CollType::kGather
+                   ? all
+                   : one;
   return Status();
 }
 
@@ -50,7 +57,8 @@ Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
   o->dtype = static_cast<loom::DataType>(rawDtype);
   o->op = static_cast<loom::RedOp>(rawOp);
   const int p = c->nranks, r = c->rank;
-  if ((o->coll == CollType::kBroadcast || o->coll == CollType::kReduce) &&
+  if ((o->coll == CollType::kBroadcast || o->coll == CollType::kReduce ||
+       o->coll == CollType::kGather || o->coll == CollType::kScatter) &&
       (o->root < 0 || o->root >= p))
     return loom::invalidArgument("root ", o->root, " is outside [0, ", p, ")");
   if (o->coll == CollType::kSend || o->coll == CollType::kRecv) {
@@ -64,9 +72,10 @@ Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
   LOOM_CHECK(sizes(*o, p, &sb, &rb));
   const uint64_t es = loom::dtypeSize(o->dtype);
   bool needSend = o->coll != CollType::kRecv && o->coll != CollType::kBarrier &&
-                  !(o->coll == CollType::kBroadcast && r != o->root);
+                  !((o->coll == CollType::kBroadcast || o->coll == CollType::kScatter) &&
+                    r != o->root);
   bool needRecv = o->coll != CollType::kSend && o->coll != CollType::kBarrier &&
-                  !(o->coll == CollType::kReduce && r != o->root);
+                  !((o->coll == CollType::kReduce || o->coll == CollType::kGather) && r != o->root);
   if (o->count > 0 && needSend && o->send == nullptr)
     return loom::invalidArgument("sendbuff is NULL");
   if (o->count > 0 && needRecv && o->recv == nullptr)
@@ -80,6 +89,12 @@ Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
       break;
     case CollType::kReduceScatter:
       o->inPlace = rp == sp + r * o->count * es;
+      break;
+    case CollType::kGather:
+      o->inPlace = r == o->root && sp == rp + r * o->count * es;
+      break;
+    case CollType::kScatter:
+      o->inPlace = r == o->root && rp == sp + r * o->count * es;
       break;
     case CollType::kAllReduce:
     case CollType::kBroadcast:
@@ -95,6 +110,8 @@ Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
         "sendbuff and recvbuff overlap but are not in place (", loom::sched::collName(o->coll),
         " in place needs ",
         o->coll == CollType::kAllGather       ? "sendbuff == recvbuff + rank*count*size"
+        : o->coll == CollType::kGather        ? "sendbuff == recvbuff + root*count*size"
+        : o->coll == CollType::kScatter       ? "recvbuff == sendbuff + root*count*size"
         : o->coll == CollType::kReduceScatter ? "recvbuff == sendbuff + rank*recvcount*size"
         : o->coll == CollType::kAllToAll      ? "no overlap: in-place all-to-all is not supported"
                                               : "sendbuff == recvbuff",
@@ -132,9 +149,8 @@ loomResult_t submit(loomComm* c, std::vector<OpDesc> ops, loomStream* stream) {
   return loomSuccess;
 }
 
-loomResult_t issue(loomComm* c, OpDesc o, int rawDtype, int rawOp, loomStream* stream) {
-  Status s = check(c, &o, rawDtype, rawOp);
-  if (!s.ok()) return fail(c, s);
+// Queues a checked operation in the open group, on `stream`, or runs it now.
+loomResult_t dispatch(loomComm* c, OpDesc o, loomStream* stream) {
   if (stream != nullptr && !loom::api::isLiveStream(stream))
     return fail(c, loom::invalidArgument("stream is not a live loomStream_t (or NULL)"));
   if (tGroupDepth > 0) {
@@ -148,6 +164,60 @@ loomResult_t issue(loomComm* c, OpDesc o, int rawDtype, int rawOp, loomStream* s
     return fail(c, r);
   }
   return submit(c, {o}, stream);
+}
+
+loomResult_t issue(loomComm* c, OpDesc o, int rawDtype, int rawOp, loomStream* stream) {
+  Status s = check(c, &o, rawDtype, rawOp);
+  if (!s.ok()) return fail(c, s);
+  return dispatch(c, std::move(o), stream);
+}
+
+// End (in elements) of the blocks described by counts/displs; checks the arrays and overflow.
+Status extent(const size_t* counts, const size_t* displs, const char* countsName,
+              const char* displsName, int p, uint64_t es, uint64_t* end) {
+  if (counts == nullptr) return loom::invalidArgument(countsName, " is NULL");
+  if (displs == nullptr) return loom::invalidArgument(displsName, " is NULL");
+  const uint64_t maxElems = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / es;
+  *end = 0;
+  for (int i = 0; i < p; ++i) {
+    if (counts[i] > maxElems || displs[i] > maxElems - counts[i])
+      return loom::invalidArgument(displsName, "[", i, "] + ", countsName, "[", i,
+                                   "] overflows the buffer size");
+    if (counts[i] > 0) *end = std::max<uint64_t>(*end, displs[i] + counts[i]);
+  }
+  return Status();
+}
+
+Status checkAllToAllv(loomComm* c, OpDesc* o, int rawDtype, const size_t* sc, const size_t* sd,
+                      const size_t* rc, const size_t* rd) {
+  LOOM_CHECK(loom::api::usableComm(c));
+  if (!loom::validDataType(rawDtype))
+    return loom::invalidArgument("datatype ", rawDtype, " is not a loomDataType_t");
+  o->dtype = static_cast<loom::DataType>(rawDtype);
+  const int p = c->nranks;
+  const uint64_t es = loom::dtypeSize(o->dtype);
+  uint64_t sendEnd = 0, recvEnd = 0;
+  LOOM_CHECK(extent(sc, sd, "sendcounts", "sdispls", p, es, &sendEnd));
+  LOOM_CHECK(extent(rc, rd, "recvcounts", "rdispls", p, es, &recvEnd));
+  if (sc[c->rank] != rc[c->rank])
+    return loom::invalidArgument("sendcounts[", c->rank, "] = ", sc[c->rank],
+                                 " differs from recvcounts[", c->rank, "] = ", rc[c->rank],
+                                 " (this rank's own block)");
+  if (sendEnd > 0 && o->send == nullptr) return loom::invalidArgument("sendbuff is NULL");
+  if (recvEnd > 0 && o->recv == nullptr) return loom::invalidArgument("recvbuff is NULL");
+  if (overlaps(o->send, sendEnd * es, o->recv, recvEnd * es))
+    return loom::invalidArgument(
+        "sendbuff and recvbuff overlap (in-place all-to-all-v is not supported)");
+  auto v = std::make_shared<std::vector<uint64_t>>(4 * p);
+  for (int i = 0; i < p; ++i) {
+    (*v)[i] = sc[i];
+    (*v)[p + i] = sd[i];
+    (*v)[2 * p + i] = rc[i];
+    (*v)[3 * p + i] = rd[i];
+  }
+  o->vcounts = std::move(v);
+  o->count = std::max(sendEnd, recvEnd);
+  return Status();
 }
 
 }  // namespace
@@ -186,6 +256,27 @@ loomResult_t loomReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
 loomResult_t loomAllToAll(const void* sendbuff, void* recvbuff, size_t count, loomDataType_t dt,
                           loomComm_t comm, loomStream_t stream) {
   return issue(comm, makeOp(CollType::kAllToAll, sendbuff, recvbuff, count), dt, loomSum, stream);
+}
+
+loomResult_t loomGather(const void* sendbuff, void* recvbuff, size_t sendcount, loomDataType_t dt,
+                        int root, loomComm_t comm, loomStream_t stream) {
+  return issue(comm, makeOp(CollType::kGather, sendbuff, recvbuff, sendcount, root), dt, loomSum,
+               stream);
+}
+
+loomResult_t loomScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                         loomDataType_t dt, int root, loomComm_t comm, loomStream_t stream) {
+  return issue(comm, makeOp(CollType::kScatter, sendbuff, recvbuff, recvcount, root), dt, loomSum,
+               stream);
+}
+
+loomResult_t loomAllToAllv(const void* sendbuff, const size_t sendcounts[], const size_t sdispls[],
+                           void* recvbuff, const size_t recvcounts[], const size_t rdispls[],
+                           loomDataType_t dt, loomComm_t comm, loomStream_t stream) {
+  OpDesc o = makeOp(CollType::kAllToAllv, sendbuff, recvbuff, 0);
+  Status s = checkAllToAllv(comm, &o, dt, sendcounts, sdispls, recvcounts, rdispls);
+  if (!s.ok()) return fail(comm, s);
+  return dispatch(comm, std::move(o), stream);
 }
 
 loomResult_t loomSend(const void* sendbuff, size_t count, loomDataType_t dt, int peer,

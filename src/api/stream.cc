@@ -103,3 +103,19 @@ extern "C" loomResult_t loomStreamDestroy(loomStream_t s) {
   delete s;
   return loomSuccess;
 }
+
+extern "C" loomResult_t loomStreamLaunchHostFunc(loomStream_t s, loomHostFn_t fn, void* userData) {
+  if (!isLiveStream(s))
+    return loom::api::fail(nullptr, loom::invalidArgument("stream is not a live loomStream_t"));
+  if (fn == nullptr) return loom::api::fail(nullptr, loom::invalidArgument("fn is NULL"));
+  loom::api::streamEnqueue(s, [s, fn, userData] {
+    loomResult_t status;
+    {
+      std::lock_guard<std::mutex> g(s->mu);
+      status = loom::api::toResult(s->firstError.code());
+    }
+    fn(userData, status);
+    return loom::Status();
+  });
+  return loomSuccess;
+}

@@ -88,6 +88,10 @@ Layout layoutOf(const CollArgs& a, int p) {
       return {n * P, n};
     case CollType::kAllToAll:
       return {n * P, n * P};
+    case CollType::kGather:
+      return {n, n * P};
+    case CollType::kScatter:
+      return {n * P, n};
     default:
       return {n, n};
   }
@@ -122,10 +126,10 @@ Status checkCollective(const BuildFn& build, const CollArgs& args, int nranks,
     uint64_t sBytes = lay.sendElems * es, rBytes = lay.recvElems * es;
     if (args.inPlace) {
       // NCCL's in-place layouts.
-      if (args.coll == CollType::kAllGather) {
+      if (args.coll == CollType::kAllGather || args.coll == CollType::kGather) {
         std::memcpy(rp + r * sBytes, inputs[r].data(), sBytes);
         sp = rp + r * sBytes;
-      } else if (args.coll == CollType::kReduceScatter) {
+      } else if (args.coll == CollType::kReduceScatter || args.coll == CollType::kScatter) {
         recvb[r] = inputs[r];
         sp = recvb[r].data();
         rp = sp + r * rBytes;
@@ -166,6 +170,14 @@ Status checkCollective(const BuildFn& build, const CollArgs& args, int nranks,
         break;
       case CollType::kAllGather:
         for (int q = 0; q < p; ++q) want.insert(want.end(), inputs[q].begin(), inputs[q].end());
+        break;
+      case CollType::kGather:
+        if (r != args.root) continue;
+        for (int q = 0; q < p; ++q) want.insert(want.end(), inputs[q].begin(), inputs[q].end());
+        break;
+      case CollType::kScatter:
+        want.assign(inputs[args.root].begin() + r * lay.recvElems * es,
+                    inputs[args.root].begin() + (r + 1) * lay.recvElems * es);
         break;
       case CollType::kAllToAll:
         for (int q = 0; q < p; ++q)

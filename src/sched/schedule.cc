@@ -40,6 +40,12 @@ const char* collName(CollType c) {
       return "recv";
     case CollType::kBarrier:
       return "barrier";
+    case CollType::kGather:
+      return "gather";
+    case CollType::kScatter:
+      return "scatter";
+    case CollType::kAllToAllv:
+      return "alltoallv";
   }
   return "?";
 }

@@ -58,8 +58,11 @@ enum class CollType : uint8_t {
   kSend,
   kRecv,
   kBarrier,
+  kGather,     // root receives `count` elements from every rank (rank order)
+  kScatter,    // root sends `count` elements to every rank
+  kAllToAllv,  // per-peer counts and displacements (CollArgs::vcounts)
 };
-constexpr int kNumCollTypes = 9;
+constexpr int kNumCollTypes = 12;
 const char* collName(CollType c);  // "allreduce", "broadcast", ...
 
 // What to build. Counts follow the C API: allreduce/broadcast/reduce `count` elements in total;
@@ -74,6 +77,9 @@ struct CollArgs {
   int peer = -1;
   uint64_t chunkBytes = 512 * 1024;  // pipeline chunk
   bool inPlace = false;
+  // kAllToAllv only: 4 * nranks element counts, laid out as sendcounts, sdispls, recvcounts,
+  // rdispls (as MPI_Alltoallv). Owned by the caller for the duration of build().
+  const uint64_t* vcounts = nullptr;
 };
 
 // Who takes part: this rank, the size, and per rank the host index (ranks on one host share it).

@@ -1,4 +1,4 @@
-// The basic builders (ring, pairwise, dissemination) are exact for p = 1..17 and awkward counts,
+// The basic builders (ring, pairwise, dissemination, direct gather/scatter) are exact for p = 1..17 and awkward counts,
 // in place and out of place, in the in-memory checker.
 #include <gtest/gtest.h>
 
@@ -65,7 +65,8 @@ INSTANTIATE_TEST_SUITE_P(
     Ring, BasicAlgos,
     ::testing::Values(Case{CollType::kAllReduce, "ring"}, Case{CollType::kReduceScatter, "ring"},
                       Case{CollType::kAllGather, "ring"}, Case{CollType::kBroadcast, "ring"},
-                      Case{CollType::kReduce, "ring"}, Case{CollType::kAllToAll, "pairwise"}),
+                      Case{CollType::kReduce, "ring"}, Case{CollType::kAllToAll, "pairwise"},
+                      Case{CollType::kGather, "direct"}, Case{CollType::kScatter, "direct"}),
     [](const auto& info) { return std::string(sched::collName(info.param.coll)); });
 
 TEST(Barrier, DisseminationCompletesForManyRankCounts) {
