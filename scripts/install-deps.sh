@@ -15,4 +15,5 @@ $SUDO apt-get install -y -q --no-install-recommends \
   infiniband-diags ibsim-utils libumad2sim0 \
   iproute2 procps \
   python3 python3-numpy gnuplot-nox graphviz \
+  python3-dev python3-torch libtorch-dev pybind11-dev \
   clang libclang-rt-14-dev util-linux

@@ -68,6 +68,7 @@ WorkPtr ProcessGroupLoom::allreduce(Tensors& tensors, const c10d::AllreduceOptio
   loomRedOp_t lop;
   Buffer b = elementsOf(c, opts.reduceOp, "allreduce", &lop);
   Op op{OpType::ALLREDUCE, "allreduce"};
+  op.inlineBytes = c.nbytes();
   op.issue = [b, lop](loomComm_t comm, loomStream_t st) {
     return loomAllReduce(b.data, b.data, b.count, b.dtype, lop, comm, st);
   };
@@ -92,6 +93,8 @@ WorkPtr ProcessGroupLoom::allreduce_coalesced(Tensors& tensors,
     if (auto f = copyBack(t, c)) posts.push_back(f);
     op.keep.push_back(c);
   }
+  op.inlineBytes = 0;
+  for (const auto& t : op.keep) op.inlineBytes += t.nbytes();
   op.issue = [bufs, lops](loomComm_t comm, loomStream_t st) {
     loomResult_t first = loomGroupStart();
     for (size_t i = 0; i < bufs.size() && first == loomSuccess; ++i)
@@ -117,6 +120,7 @@ WorkPtr ProcessGroupLoom::broadcast(Tensors& tensors, const c10d::BroadcastOptio
   Buffer b = bytesOf(c);
   const int root = opts.rootRank;
   Op op{OpType::BROADCAST, "broadcast"};
+  op.inlineBytes = c.nbytes();
   op.issue = [b, root](loomComm_t comm, loomStream_t st) {
     return loomBroadcast(b.data, b.data, b.count, b.dtype, root, comm, st);
   };
@@ -136,6 +140,7 @@ WorkPtr ProcessGroupLoom::reduce(Tensors& tensors, const c10d::ReduceOptions& op
   const int root = opts.rootRank;
   const bool atRoot = root == rank_;
   Op op{OpType::REDUCE, "reduce"};
+  op.inlineBytes = c.nbytes();
   op.issue = [b, lop, root, atRoot](loomComm_t comm, loomStream_t st) {
     // Other ranks' tensors stay as they were (their receive buffer is not used).
     return loomReduce(b.data, atRoot ? b.data : nullptr, b.count, b.dtype, lop, root, comm, st);
@@ -158,6 +163,7 @@ WorkPtr ProcessGroupLoom::allgather(TensorLists& outputs, Tensors& inputs,
   at::Tensor flat = flatLike(in, size_);
   Buffer s = bytesOf(c), r = bytesOf(flat);
   Op op{OpType::ALLGATHER, "allgather"};
+  op.inlineBytes = flat.nbytes();
   op.issue = [s, r](loomComm_t comm, loomStream_t st) {
     return loomAllGather(s.data, r.data, s.count, loomUint8, comm, st);
   };
@@ -183,6 +189,7 @@ WorkPtr ProcessGroupLoom::_allgather_base(at::Tensor& output, at::Tensor& input,
   at::Tensor co = contiguous(output), ci = contiguous(input);
   Buffer s = bytesOf(ci), r = bytesOf(co);
   Op op{OpType::_ALLGATHER_BASE, "_allgather_base"};
+  op.inlineBytes = co.nbytes();
   op.issue = [s, r](loomComm_t comm, loomStream_t st) {
     return loomAllGather(s.data, r.data, s.count, loomUint8, comm, st);
   };
@@ -298,6 +305,7 @@ WorkPtr ProcessGroupLoom::reduce_scatter(Tensors& outputs, TensorLists& inputs,
   Buffer r = elementsOf(c, opts.reduceOp, "reduce_scatter", &lop);
   const void* s = flat.data_ptr();
   Op op{OpType::REDUCE_SCATTER, "reduce_scatter"};
+  op.inlineBytes = flat.nbytes();
   op.issue = [s, r, lop](loomComm_t comm, loomStream_t st) {
     return loomReduceScatter(s, r.data, r.count, r.dtype, lop, comm, st);
   };
@@ -321,6 +329,7 @@ WorkPtr ProcessGroupLoom::_reduce_scatter_base(at::Tensor& output, at::Tensor& i
   Buffer r = elementsOf(co, opts.reduceOp, "_reduce_scatter_base", &lop);
   const void* s = ci.data_ptr();
   Op op{OpType::_REDUCE_SCATTER_BASE, "_reduce_scatter_base"};
+  op.inlineBytes = ci.nbytes();
   op.issue = [s, r, lop](loomComm_t comm, loomStream_t st) {
     return loomReduceScatter(s, r.data, r.count, r.dtype, lop, comm, st);
   };
@@ -332,6 +341,7 @@ WorkPtr ProcessGroupLoom::_reduce_scatter_base(at::Tensor& output, at::Tensor& i
 
 WorkPtr ProcessGroupLoom::barrier(const c10d::BarrierOptions&) {
   Op op{OpType::BARRIER, "barrier"};
+  op.inlineBytes = 0;
   op.issue = [](loomComm_t comm, loomStream_t st) { return loomBarrier(comm, st); };
   return enqueue(std::move(op));
 }

@@ -20,11 +20,17 @@ int64_t shutdownGraceMs() {
   return v && *v ? std::atoll(v) : 10000;
 }
 
+// Collectives up to this many bytes run inline when the stream is idle (default 64 KiB; 0: never).
+size_t inlineLimitBytes() {
+  const char* v = std::getenv("LOOM_TORCH_INLINE_BYTES");
+  return v && *v ? static_cast<size_t>(std::atoll(v)) : 65536;
+}
+
 }  // namespace
 
 ProcessGroupLoom::ProcessGroupLoom(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                    int size, std::chrono::milliseconds timeout)
-    : c10d::ProcessGroup(rank, size), timeout_(timeout) {
+    : c10d::ProcessGroup(rank, size), timeout_(timeout), inlineLimit_(inlineLimitBytes()) {
   TORCH_CHECK(store, "loom: the store is None");
   TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "loom: rank ", rank,
               " is outside the group size ", size);
@@ -75,11 +81,26 @@ void ProcessGroupLoom::shutdown() {
 ProcessGroupLoom::WorkPtr ProcessGroupLoom::enqueue(Op op) {
   auto work = c10::make_intrusive<LoomWork>(rank_, op.type, op.name, std::move(op.outputs),
                                             std::move(op.post), std::move(op.keep));
-  std::lock_guard<std::mutex> g(mu_);
-  TORCH_CHECK(stream_ != nullptr, "loom ", op.name, ": the process group was shut down");
-  checkLoom(op.issue(comm_, stream_), comm_, op.name);
-  LoomWork::launchCompletion(work, stream_, comm_);
-  ++seq_;
+  loomResult_t inlineResult;
+  std::string inlineError;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    TORCH_CHECK(stream_ != nullptr, "loom ", op.name, ": the process group was shut down");
+    ++seq_;
+    if (op.inlineBytes > inlineLimit_ || loomStreamQuery(stream_) != loomSuccess) {
+      checkLoom(op.issue(comm_, stream_), comm_, op.name);
+      LoomWork::launchCompletion(work, stream_, comm_);
+      return work;
+    }
+    // A small collective with nothing queued before it runs here: a blocking loom call costs
+    // less than waking the stream thread and being woken by it.
+    inlineResult = op.issue(comm_, nullptr);
+    if (inlineResult == loomInvalidArgument || inlineResult == loomInvalidUsage)
+      checkLoom(inlineResult, comm_, op.name);
+    if (inlineResult != loomSuccess) inlineError = loomGetLastError(comm_);
+  }
+  // Outside the lock: future callbacks (comm hooks) may issue more operations on this group.
+  work->complete(inlineResult, inlineError);
   return work;
 }
 

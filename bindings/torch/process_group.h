@@ -7,6 +7,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -74,6 +75,9 @@ class ProcessGroupLoom : public c10d::ProcessGroup {
     Tensors outputs;                      // Work::result() and the future's value
     std::function<void()> post;           // copies staged results out (on success)
     Tensors keep;                         // staging and inputs kept alive until done
+    // Collectives of at most LOOM_TORCH_INLINE_BYTES issued while the stream is idle run on the
+    // calling thread (no thread hand-off); SIZE_MAX: always on the stream (point-to-point).
+    size_t inlineBytes = SIZE_MAX;
   };
   // Queues op.issue and the completion on the stream; returns the Work at once.
   WorkPtr enqueue(Op op);
@@ -85,6 +89,7 @@ class ProcessGroupLoom : public c10d::ProcessGroup {
   std::chrono::milliseconds timeout_;
   std::mutex mu_;  // one issuer at a time (loom groups are per thread; the stream is ordered)
   std::atomic<uint64_t> seq_{0};
+  size_t inlineLimit_ = 0;  // LOOM_TORCH_INLINE_BYTES
 };
 
 }  // namespace loom::torch_backend
