@@ -2,7 +2,6 @@
 // the creator that torch.distributed calls with (store, rank, size, timeout). loom_torch's
 // __init__.py registers the creator as the backend "loom".
 #include <pybind11/chrono.h>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/utils/pybind.h>
 #include <torch/python.h>
 
@@ -28,7 +27,7 @@ c10::intrusive_ptr<ProcessGroupLoom> createProcessGroupLoom(
 PYBIND11_MODULE(_C, m) {
   m.doc() = "loom collective-communication backend for torch.distributed";
   py::module::import("torch.distributed");  // registers c10d.ProcessGroup, Store for pybind11
-  py::class_<ProcessGroupLoom, c10d::ProcessGroup, c10::intrusive_ptr<ProcessGroupLoom>>(
+  py::class_<ProcessGroupLoom, loom::torch_backend::TorchBase, c10::intrusive_ptr<ProcessGroupLoom>>(
       m, "ProcessGroupLoom")
       .def(py::init(&createProcessGroupLoom), py::arg("store"), py::arg("rank"), py::arg("size"),
            py::arg("timeout"))
@@ -37,6 +36,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("create_process_group", &createProcessGroupLoom, py::arg("store"), py::arg("rank"),
         py::arg("size"), py::arg("timeout"),
         "Creator for torch.distributed.Backend.register_backend('loom', ...).");
+  m.attr("torch_2_api") = static_cast<bool>(LOOM_TORCH_2);
   m.def("loom_version", [] {
     int v = 0;
     loomGetVersion(&v);

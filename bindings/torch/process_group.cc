@@ -1,9 +1,11 @@
 #include "process_group.h"
 
 #include <c10/util/Exception.h>
+#include <pybind11/pybind11.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "tensors.h"
@@ -30,7 +32,7 @@ size_t inlineLimitBytes() {
 
 ProcessGroupLoom::ProcessGroupLoom(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                    int size, std::chrono::milliseconds timeout)
-    : c10d::ProcessGroup(rank, size), timeout_(timeout), inlineLimit_(inlineLimitBytes()) {
+    : TorchBase(rank, size), timeout_(timeout), inlineLimit_(inlineLimitBytes()) {
   TORCH_CHECK(store, "loom: the store is None");
   TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "loom: rank ", rank,
               " is outside the group size ", size);
@@ -64,6 +66,10 @@ ProcessGroupLoom::ProcessGroupLoom(const c10::intrusive_ptr<c10d::Store>& store,
 ProcessGroupLoom::~ProcessGroupLoom() { shutdown(); }
 
 void ProcessGroupLoom::shutdown() {
+  // Dropping the last Python reference runs this with the GIL held; completions of queued work may
+  // run Python future callbacks, which need it.
+  std::optional<pybind11::gil_scoped_release> noGil;
+  if (Py_IsInitialized() && PyGILState_Check()) noGil.emplace();
   std::lock_guard<std::mutex> g(mu_);
   if (stream_ == nullptr) return;
   // Work still queued after the grace (a peer is gone, or the group was dropped with work in

@@ -1,9 +1,9 @@
-// ProcessGroupLoom: a c10d ProcessGroup over loom's public C API. One loom communicator and one
+// ProcessGroupLoom: a c10d ProcessGroup (torch 1.13; a c10d::Backend on 2.x, compat.h) over loom's
+// public C API. One loom communicator and one
 // loom stream per group; every operation is checked and queued on the stream at once and returns
 // a LoomWork that the stream completes (see work.h). No algorithm choice here: loom plans.
 #pragma once
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <atomic>
@@ -13,12 +13,13 @@
 #include <mutex>
 #include <vector>
 
+#include "compat.h"
 #include "loom/loom.h"
 #include "work.h"
 
 namespace loom::torch_backend {
 
-class ProcessGroupLoom : public c10d::ProcessGroup {
+class ProcessGroupLoom : public TorchBase {
  public:
   // Bootstrap through the c10d store: rank 0 makes loom's unique id and sets it under
   // "loom_unique_id"; the others get it (the store is the group's own PrefixStore).
@@ -69,6 +70,7 @@ class ProcessGroupLoom : public c10d::ProcessGroup {
 
  private:
   struct Op {
+    Op(c10d::OpType t, const char* n) : type(t), name(n) {}
     c10d::OpType type;
     const char* name;
     std::function<loomResult_t(loomComm_t, loomStream_t)> issue;  // loom call(s) on the stream
