@@ -226,6 +226,26 @@ def worker(rank, world, init):
     same("future then", chained.wait(), ref * 2)
     dist.barrier()
 
+    # wait(timeout) on a receive whose sender has not sent yet raises, then completes.
+    if world > 1 and rank < 2:
+        buf = torch.zeros(16)
+        if rank == 0:
+            w = dist.irecv(buf, 1)
+            try:
+                w.wait(timeout=timedelta(milliseconds=300))
+                fails.append("wait(timeout) returned before the send")
+            except RuntimeError as e:
+                if "not complete" not in str(e):
+                    fails.append(f"wait(timeout) error: {e}")
+        dist.barrier(group=gloo)
+        if rank == 1:
+            dist.send(torch.full((16,), 3.0), 0)
+        else:
+            w.wait()
+            same("recv after wait(timeout)", buf, torch.full((16,), 3.0))
+    else:
+        dist.barrier(group=gloo)
+
     # A subgroup of the even ranks (a new loom communicator).
     evens = list(range(0, world, 2))
     sub = dist.new_group(ranks=evens, backend="loom")
