@@ -15,9 +15,29 @@ LoomWork::LoomWork(int rank, c10d::OpType type, const char* name, std::vector<at
       name_(name),
       outputs_(std::move(outputs)),
       post_(std::move(post)),
-      keep_(std::move(keep)),
-      future_(c10::make_intrusive<c10::ivalue::Future>(
-          c10::ListType::create(c10::TensorType::get()))) {}
+      keep_(std::move(keep)) {}
+
+namespace {
+
+c10::intrusive_ptr<c10::ivalue::Future> newFuture() {
+  static const c10::TypePtr kTensorList = c10::ListType::create(c10::TensorType::get());
+  return c10::make_intrusive<c10::ivalue::Future>(kTensorList);
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10::ivalue::Future> LoomWork::getFuture() {
+  std::lock_guard<std::mutex> g(mutex_);
+  if (future_) return future_;
+  future_ = newFuture();
+  if (completed_) {  // already done: nothing can be chained on it yet, complete it here
+    if (exception_)
+      future_->setError(exception_);
+    else
+      future_->markCompleted(c10::IValue(outputs_));
+  }
+  return future_;
+}
 
 bool LoomWork::isCompleted() {
   std::lock_guard<std::mutex> g(mutex_);
@@ -56,17 +76,20 @@ void LoomWork::complete(loomResult_t status, const std::string& error) {
   }
   post_ = nullptr;
   keep_.clear();
+  c10::intrusive_ptr<c10::ivalue::Future> fut;
   {
     std::lock_guard<std::mutex> g(mutex_);
     completed_ = true;
     exception_ = err;
+    fut = future_;  // null unless getFuture() came first; then getFuture() completes its own
   }
   cv_.notify_all();
+  if (!fut) return;
   // Future callbacks (DDP comm hooks) run here, on the stream thread, after the Work is done.
   if (err)
-    future_->setError(err);
+    fut->setError(err);
   else
-    future_->markCompleted(c10::IValue(outputs_));
+    fut->markCompleted(c10::IValue(outputs_));
 }
 
 namespace {

@@ -27,7 +27,8 @@ class LoomWork : public c10d::Work {
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   void synchronize() override {}
   std::vector<at::Tensor> result() override { return outputs_; }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  // Made on first use (a plain synchronous call never pays for it); completed with the Work.
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
   // The stream's host callback: status of the operation and loom's message when it failed.
   void complete(loomResult_t status, const std::string& error);
@@ -41,7 +42,7 @@ class LoomWork : public c10d::Work {
   std::vector<at::Tensor> outputs_;
   std::function<void()> post_;
   std::vector<at::Tensor> keep_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;  // guarded by mutex_
 };
 
 }  // namespace loom::torch_backend
