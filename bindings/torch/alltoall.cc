@@ -55,8 +55,8 @@ ProcessGroupLoom::WorkPtr ProcessGroupLoom::alltoall_base(at::Tensor& output, at
   splitBytes(outputSplits, output, size_, "output", &rc, &rd);
   at::Tensor co = contiguous(output);
   // loom's all-to-all is never in place: an input sharing memory with the output is copied.
-  at::Tensor ci = input.is_alias_of(co) ? input.clone(at::MemoryFormat::Contiguous)
-                                        : contiguous(input);
+  at::Tensor ci =
+      input.is_alias_of(co) ? input.clone(at::MemoryFormat::Contiguous) : contiguous(input);
   const void* s = ci.data_ptr();
   void* r = co.data_ptr();
   const bool even = inputSplits.empty() && outputSplits.empty();
@@ -76,8 +76,7 @@ ProcessGroupLoom::WorkPtr ProcessGroupLoom::alltoall_base(at::Tensor& output, at
 
 ProcessGroupLoom::WorkPtr ProcessGroupLoom::alltoall(Tensors& outputs, Tensors& inputs,
                                                      const c10d::AllToAllOptions&) {
-  TORCH_CHECK(static_cast<int>(inputs.size()) == size_ &&
-                  static_cast<int>(outputs.size()) == size_,
+  TORCH_CHECK(static_cast<int>(inputs.size()) == size_ && static_cast<int>(outputs.size()) == size_,
               "loom alltoall: expected ", size_, " input and output tensors, got ", inputs.size(),
               " and ", outputs.size());
   std::vector<size_t> sc(size_), sd(size_), rc(size_), rd(size_);
@@ -111,8 +110,8 @@ ProcessGroupLoom::WorkPtr ProcessGroupLoom::alltoall(Tensors& outputs, Tensors& 
   op.post = [outputs, recv, rd]() mutable {
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (outputs[i].numel() == 0) continue;
-      outputs[i].copy_(
-          at::from_blob(recv.data_ptr<uint8_t>() + rd[i], outputs[i].sizes(), outputs[i].options()));
+      outputs[i].copy_(at::from_blob(recv.data_ptr<uint8_t>() + rd[i], outputs[i].sizes(),
+                                     outputs[i].options()));
     }
   };
   op.keep = {send};

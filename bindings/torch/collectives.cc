@@ -18,10 +18,9 @@ namespace {
 
 using Tensors = std::vector<at::Tensor>;
 
-
 const at::Tensor& single(const Tensors& ts, const char* op, const char* what) {
-  TORCH_CHECK(ts.size() == 1, "loom ", op, ": expected one ", what, " per process, got ",
-              ts.size(), " (multi-device lists are not supported)");
+  TORCH_CHECK(ts.size() == 1, "loom ", op, ": expected one ", what, " per process, got ", ts.size(),
+              " (multi-device lists are not supported)");
   checkTensor(ts[0], op, what);
   return ts[0];
 }
@@ -98,8 +97,8 @@ WorkPtr ProcessGroupLoom::allreduce_coalesced(Tensors& tensors,
   op.issue = [bufs, lops](loomComm_t comm, loomStream_t st) {
     loomResult_t first = loomGroupStart();
     for (size_t i = 0; i < bufs.size() && first == loomSuccess; ++i)
-      first = loomAllReduce(bufs[i].data, bufs[i].data, bufs[i].count, bufs[i].dtype, lops[i],
-                            comm, st);
+      first = loomAllReduce(bufs[i].data, bufs[i].data, bufs[i].count, bufs[i].dtype, lops[i], comm,
+                            st);
     loomResult_t end = loomGroupEnd();
     return first != loomSuccess ? first : end;
   };
@@ -218,7 +217,8 @@ WorkPtr ProcessGroupLoom::allgather_coalesced(TensorLists& outputLists, Tensors&
   op.issue = [s, r](loomComm_t comm, loomStream_t st) {
     return loomAllGather(s.data, r.data, s.count, loomUint8, comm, st);
   };
-  for (const auto& list : outputLists) op.outputs.insert(op.outputs.end(), list.begin(), list.end());
+  for (const auto& list : outputLists)
+    op.outputs.insert(op.outputs.end(), list.begin(), list.end());
   op.post = [outputLists, recv]() mutable {
     const uint8_t* p = recv.data_ptr<uint8_t>();
     for (auto& list : outputLists) p = unpackBytes(p, list);

@@ -27,8 +27,8 @@ c10::intrusive_ptr<ProcessGroupLoom> createProcessGroupLoom(
 PYBIND11_MODULE(_C, m) {
   m.doc() = "loom collective-communication backend for torch.distributed";
   py::module::import("torch.distributed");  // registers c10d.ProcessGroup, Store for pybind11
-  py::class_<ProcessGroupLoom, loom::torch_backend::TorchBase, c10::intrusive_ptr<ProcessGroupLoom>>(
-      m, "ProcessGroupLoom")
+  py::class_<ProcessGroupLoom, loom::torch_backend::TorchBase,
+             c10::intrusive_ptr<ProcessGroupLoom>>(m, "ProcessGroupLoom")
       .def(py::init(&createProcessGroupLoom), py::arg("store"), py::arg("rank"), py::arg("size"),
            py::arg("timeout"))
       .def("shutdown", &ProcessGroupLoom::shutdown, py::call_guard<py::gil_scoped_release>(),

@@ -30,8 +30,8 @@ size_t inlineLimitBytes() {
 
 }  // namespace
 
-ProcessGroupLoom::ProcessGroupLoom(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                   int size, std::chrono::milliseconds timeout)
+ProcessGroupLoom::ProcessGroupLoom(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                   std::chrono::milliseconds timeout)
     : TorchBase(rank, size), timeout_(timeout), inlineLimit_(inlineLimitBytes()) {
   TORCH_CHECK(store, "loom: the store is None");
   TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "loom: rank ", rank,
@@ -111,8 +111,8 @@ ProcessGroupLoom::WorkPtr ProcessGroupLoom::enqueue(Op op) {
 }
 
 void ProcessGroupLoom::checkRoot(int root, const char* op) const {
-  TORCH_CHECK(root >= 0 && root < size_, "loom ", op, ": root ", root,
-              " is outside the group [0, ", size_, ")");
+  TORCH_CHECK(root >= 0 && root < size_, "loom ", op, ": root ", root, " is outside the group [0, ",
+              size_, ")");
 }
 
 void ProcessGroupLoom::checkPeer(int peer, const char* op) const {

@@ -4,13 +4,12 @@
 // a LoomWork that the stream completes (see work.h). No algorithm choice here: loom plans.
 #pragma once
 
-#include <torch/csrc/distributed/c10d/Store.hpp>
-
 #include <atomic>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <mutex>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 #include "compat.h"
@@ -48,8 +47,7 @@ class ProcessGroupLoom : public TorchBase {
   WorkPtr allgather_coalesced(TensorLists& outputLists, Tensors& inputs,
                               const c10d::AllgatherOptions& opts) override;
   WorkPtr gather(TensorLists& outputs, Tensors& inputs, const c10d::GatherOptions& opts) override;
-  WorkPtr scatter(Tensors& outputs, TensorLists& inputs,
-                  const c10d::ScatterOptions& opts) override;
+  WorkPtr scatter(Tensors& outputs, TensorLists& inputs, const c10d::ScatterOptions& opts) override;
   WorkPtr reduce_scatter(Tensors& outputs, TensorLists& inputs,
                          const c10d::ReduceScatterOptions& opts) override;
   WorkPtr _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -74,9 +72,9 @@ class ProcessGroupLoom : public TorchBase {
     c10d::OpType type;
     const char* name;
     std::function<loomResult_t(loomComm_t, loomStream_t)> issue;  // loom call(s) on the stream
-    Tensors outputs;                      // Work::result() and the future's value
-    std::function<void()> post;           // copies staged results out (on success)
-    Tensors keep;                         // staging and inputs kept alive until done
+    Tensors outputs;             // Work::result() and the future's value
+    std::function<void()> post;  // copies staged results out (on success)
+    Tensors keep;                // staging and inputs kept alive until done
     // Collectives of at most LOOM_TORCH_INLINE_BYTES issued while the stream is idle run on the
     // calling thread (no thread hand-off); SIZE_MAX: always on the stream (point-to-point).
     size_t inlineBytes = SIZE_MAX;

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <ATen/ATen.h>
-#include <torch/csrc/distributed/c10d/Types.hpp>
 
+#include <torch/csrc/distributed/c10d/Types.hpp>
 #include <vector>
 
 #include "loom/loom.h"
@@ -20,7 +20,8 @@ struct Buffer {
   loomDataType_t dtype = loomUint8;
 };
 
-// Throws unless t is a dense CPU tensor; `what` names the argument ("tensor", "output_tensor", ...).
+// Throws unless t is a dense CPU tensor; `what` names the argument ("tensor", "output_tensor",
+// ...).
 void checkTensor(const at::Tensor& t, const char* op, const char* what);
 // Checks every tensor of a list and that they share dtype and shape with ref (when given).
 void checkSame(const std::vector<at::Tensor>& ts, const at::Tensor& ref, const char* op,

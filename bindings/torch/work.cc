@@ -71,8 +71,8 @@ void LoomWork::complete(loomResult_t status, const std::string& error) {
       err = std::current_exception();
     }
   } else if (status != loomSuccess) {
-    err = std::make_exception_ptr(std::runtime_error(std::string("loom ") + name_ + " failed: " +
-                                                     loomGetErrorString(status) + ": " + error));
+    err = std::make_exception_ptr(std::runtime_error(
+        std::string("loom ") + name_ + " failed: " + loomGetErrorString(status) + ": " + error));
   }
   post_ = nullptr;
   keep_.clear();

@@ -42,10 +42,10 @@ Status sizes(const OpDesc& o, int p, uint64_t* sendBytes, uint64_t* recvBytes) {
                        o.coll == CollType::kScatter
                    ? all
                    : one;
-  *recvBytes = o.coll == CollType::kAllGather || o.coll == CollType::kAllToAll ||
-                       o.coll == CollType::kGather
-                   ? all
-                   : one;
+  *recvBytes =
+      o.coll == CollType::kAllGather || o.coll == CollType::kAllToAll || o.coll == CollType::kGather
+          ? all
+          : one;
   return Status();
 }
 
@@ -71,9 +71,9 @@ Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
   uint64_t sb = 0, rb = 0;
   LOOM_CHECK(sizes(*o, p, &sb, &rb));
   const uint64_t es = loom::dtypeSize(o->dtype);
-  bool needSend = o->coll != CollType::kRecv && o->coll != CollType::kBarrier &&
-                  !((o->coll == CollType::kBroadcast || o->coll == CollType::kScatter) &&
-                    r != o->root);
+  bool needSend =
+      o->coll != CollType::kRecv && o->coll != CollType::kBarrier &&
+      !((o->coll == CollType::kBroadcast || o->coll == CollType::kScatter) && r != o->root);
   bool needRecv = o->coll != CollType::kSend && o->coll != CollType::kBarrier &&
                   !((o->coll == CollType::kReduce || o->coll == CollType::kGather) && r != o->root);
   if (o->count > 0 && needSend && o->send == nullptr)
@@ -264,8 +264,8 @@ loomResult_t loomGather(const void* sendbuff, void* recvbuff, size_t sendcount, 
                stream);
 }
 
-loomResult_t loomScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                         loomDataType_t dt, int root, loomComm_t comm, loomStream_t stream) {
+loomResult_t loomScatter(const void* sendbuff, void* recvbuff, size_t recvcount, loomDataType_t dt,
+                         int root, loomComm_t comm, loomStream_t stream) {
   return issue(comm, makeOp(CollType::kScatter, sendbuff, recvbuff, recvcount, root), dt, loomSum,
                stream);
 }

@@ -152,8 +152,8 @@ TEST(GatherScatterErrors, BadArgumentsAreNamed) {
             loomInvalidArgument ||
         lastErr().find("root") == std::string::npos)
       return "scatter with root -1: " + lastErr();
-    if (loomAllToAllv(buf.data(), nullptr, d.data(), buf.data() + 32, c.data(), d.data(),
-                      loomInt32, comm, nullptr) != loomInvalidArgument ||
+    if (loomAllToAllv(buf.data(), nullptr, d.data(), buf.data() + 32, c.data(), d.data(), loomInt32,
+                      comm, nullptr) != loomInvalidArgument ||
         lastErr().find("sendcounts") == std::string::npos)
       return "alltoallv with NULL sendcounts: " + lastErr();
     if (loomAllToAllv(buf.data(), c.data(), d.data(), buf.data(), c.data(), d.data(), loomInt32,

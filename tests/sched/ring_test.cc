@@ -1,5 +1,5 @@
-// The basic builders (ring, pairwise, dissemination, direct gather/scatter) are exact for p = 1..17 and awkward counts,
-// in place and out of place, in the in-memory checker.
+// The basic builders (ring, pairwise, dissemination, direct gather/scatter) are exact for p = 1..17
+// and awkward counts, in place and out of place, in the in-memory checker.
 #include <gtest/gtest.h>
 
 #include "algo/registry.h"
