@@ -6,6 +6,7 @@ after a deadline and fails if any process failed; with ``--worker RANK WORLD INI
 those processes. Skips (exit 0 with a message) when torch or loom_torch cannot be imported.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,7 @@ def launch(script, world, extra_args=(), deadline_s=240, env=None, init=None):
         out.seek(0)
         results.append((p.returncode, out.read()))
         out.close()
+    shutil.rmtree(tmp, ignore_errors=True)  # the logs are in `results`
     return results
 
 
