@@ -15,6 +15,7 @@ import ctypes
 import datetime
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -162,6 +163,7 @@ def main():
             sys.exit(f"world {world}: worker exit codes {rcs}")
         with open(result) as f:
             t = table(world, f.read().splitlines())
+        shutil.rmtree(tmp, ignore_errors=True)
         print(t, flush=True)
         text += t + "\n"
     if args.out:
