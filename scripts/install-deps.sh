@@ -15,4 +15,4 @@ $SUDO apt-get install -y -q --no-install-recommends \
   infiniband-diags ibsim-utils libumad2sim0 \
   iproute2 procps \
   python3 python3-numpy gnuplot-nox graphviz \
-  clang libclang-rt-14-dev util-linux
+  clang libclang-rt-14-dev util-linux stress-ng
