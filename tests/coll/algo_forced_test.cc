@@ -69,7 +69,9 @@ TEST_P(ForcedAlgo, ExactForRankCounts) {
 std::vector<Param> params() {
   std::vector<Param> out;
   for (const auto& a : algo::registry()) {
-    if (a.coll == CollType::kSend || a.coll == CollType::kRecv || a.coll == CollType::kBarrier)
+    // Send/recv and barrier have tests of their own, and so has "direct" (direct_forced_test).
+    if (a.coll == CollType::kSend || a.coll == CollType::kRecv || a.coll == CollType::kBarrier ||
+        a.host)
       continue;
     for (const char* t : {"shm", "tcp"}) out.push_back({a.coll, a.name, t});
   }

@@ -239,7 +239,7 @@ int measureMain(const std::string& transport, int ranks, const std::string& minS
   m.sizes.push_back(hi);
   for (const loom::algo::AlgoInfo* a : loom::algo::algosFor(loom::sched::CollType::kAllReduce))
     m.algos.push_back(a->name);
-  // A one-host communicator has the direct path for small all-reduces (api/shm_direct.h).
+  // A one-host communicator has the direct path for small all-reduces (transports/shm/direct.h).
   m.directBytes = transport == "shm" ? directBytes() : 0;
   if (m.directBytes > 0) m.algos.push_back("direct");
   if (!forcedOnly) m.algos.push_back("planner");

@@ -1,4 +1,4 @@
-#include "api/shm_direct.h"
+#include "transports/shm/direct.h"
 
 #include <fcntl.h>
 #include <immintrin.h>
@@ -14,7 +14,7 @@
 #include "core/log.h"
 #include "kernels/reduce.h"
 
-namespace loom::api {
+namespace loom::transport::shm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -34,7 +34,7 @@ int64_t usSince(Clock::time_point t0) {
 }
 
 Status agree(const ShmDirect::Args& a, const Status& local, const char* step) {
-  return agreeOnOutcome(a.allGather, a.rank, a.nranks, *a.ids, local,
+  return agreeOnOutcome(a.allGather, a.rank, a.nranks, a.ids, local,
                         strCat("one-host direct path setup (", step, ")"));
 }
 
@@ -62,7 +62,7 @@ struct ShmDirect::Slot {
 };
 
 Status ShmDirect::create(const Args& a, std::unique_ptr<ShmDirect>* out) {
-  if (a.nranks < 2 || a.ids == nullptr || !a.allGather || a.tag.empty() ||
+  if (a.nranks < 2 || a.ids.size() != static_cast<size_t>(a.nranks) || !a.allGather || a.tag.empty() ||
       a.tag.find('/') != std::string::npos)
     return invalidArgument("ShmDirect::create: needs nranks >= 2, ids, allGather and a tag");
   std::unique_ptr<ShmDirect> d(new ShmDirect(a));
@@ -78,7 +78,7 @@ Status ShmDirect::create(const Args& a, std::unique_ptr<ShmDirect>* out) {
   Status all = agree(a, s, "map");
   if (a.rank == 0 || !all.ok()) shm_unlink(name.c_str());
   LOOM_CHECK(all);
-  d->oversubscribed_ = a.nranks > hostCpus(*a.ids, (*a.ids)[a.rank].hostIndex);
+  d->oversubscribed_ = a.nranks > hostCpus(a.ids, a.ids[a.rank].hostIndex);
   *out = std::move(d);
   return Status();
 }
@@ -174,7 +174,7 @@ Status ShmDirect::stalled(uint64_t seq, bool timedOut) const {
   std::string late, dead;
   for (int q = 0; q < args_.nranks; ++q) {
     if (q == args_.rank || slot(seq, q)->seq.load() >= seq) continue;
-    const PeerIdentity& id = (*args_.ids)[q];
+    const PeerIdentity& id = args_.ids[q];
     late += (late.empty() ? "" : ", ") + id.describe();
     if (processGone(id.pid)) dead += (dead.empty() ? "" : ", ") + id.describe();
   }
@@ -187,4 +187,4 @@ Status ShmDirect::stalled(uint64_t seq, bool timedOut) const {
   return Status();
 }
 
-}  // namespace loom::api
+}  // namespace loom::transport::shm

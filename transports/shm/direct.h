@@ -1,4 +1,6 @@
-// One-host fast path for small all-reduces and barriers (LOOM_SHM_DIRECT_BYTES).
+// The shm transport's collective primitive (HostCollective) for small all-reduces and barriers
+// (LOOM_SHM_DIRECT_BYTES), made when every peer of the communicator is on this host. Schedules use
+// it through the registered algorithm "direct" (algo/allreduce_direct.cc): one step.
 //
 // Every rank of a communicator that lives on one host maps one shared segment with a slot per rank
 // and per parity (two sets, alternating between calls). A call writes this rank's contribution and
@@ -26,16 +28,17 @@
 #include "core/datatype.h"
 #include "core/identity.h"
 #include "core/status.h"
+#include "transports/transport.h"
 
-namespace loom::api {
+namespace loom::transport::shm {
 
-class ShmDirect {
+class ShmDirect final : public HostCollective {
  public:
   struct Args {
     int rank = 0, nranks = 0;
     std::string tag;  // unique per communicator, no '/'
     std::function<Status(void*, size_t)> allGather;
-    const std::vector<PeerIdentity>* ids = nullptr;
+    std::vector<PeerIdentity> ids;
     const std::atomic<bool>* abortFlag = nullptr;
     int64_t timeoutMs = 600000;
     int64_t spinUs = 50;
@@ -44,14 +47,13 @@ class ShmDirect {
   };
   // Collective over all ranks (two allGathers). Every rank must call it.
   static Status create(const Args& args, std::unique_ptr<ShmDirect>* out);
-  ~ShmDirect();
+  ~ShmDirect() override;
   ShmDirect(const ShmDirect&) = delete;
   ShmDirect& operator=(const ShmDirect&) = delete;
 
-  uint64_t maxBytes() const { return args_.maxBytes; }
+  uint64_t maxBytes() const override { return args_.maxBytes; }
   // recv = send[0] op send[1] op ... op send[p-1] (op must not be avg); in place allowed.
-  Status allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op);
-  Status barrier() { return allReduce(nullptr, nullptr, 0, DataType::kUint8, RedOp::kSum); }
+  Status allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op) override;
 
  private:
   explicit ShmDirect(const Args& a) : args_(a) {}
@@ -69,4 +71,4 @@ class ShmDirect {
   int pureSkips_ = 0;  // calls left that skip the pure spin (see waitAll)
 };
 
-}  // namespace loom::api
+}  // namespace loom::transport::shm
