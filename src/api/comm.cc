@@ -64,21 +64,17 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   return plan::parseOverrides(params::algo(), params::tune(), &c->overrides);
 }
 
-// More ranks on one host than the CPUs they may run on: the cost model shares those CPUs among the
-// ranks (CostParams::cores), so the planner prices the waits and turns of an oversubscribed host
-// by itself. LOOM_PLAN_PARAMS, read later by the planner, may still set `cores` itself. Several
-// hosts keep one core per rank (the model has one `cores` for the whole communicator).
-void priceSharedCores(const loomComm& c, plan::PlannerContext* ctx) {
+// All ranks on one host: the planner shares that host's CPUs among them when they are fewer than
+// the ranks (PlannerContext::hostCpus), and rank 0 says so once (INFO).
+void noteHostCpus(const loomComm& c, plan::PlannerContext* ctx) {
   const int host = c.ids[c.rank].hostIndex;
   for (const auto& id : c.ids)
     if (id.hostIndex != host) return;
-  const int cpus = hostCpus(c.ids, host);
-  if (c.nranks <= cpus) return;
-  ctx->params.cores = cpus;
-  if (c.rank == 0)
+  ctx->hostCpus = hostCpus(c.ids, host);
+  if (c.rank == 0 && c.nranks > ctx->hostCpus)
     LOOM_INFO(PLAN, "communicator ", c.name.empty() ? std::string("(unnamed)") : c.name, ": ",
-              c.nranks, " ranks share this host's ", cpus,
-              " CPUs; the planner prices the shared cores (cores=", cpus, ")");
+              c.nranks, " ranks share this host's ", ctx->hostCpus,
+              " CPUs; the planner prices the shared cores (cores=", ctx->hostCpus, ")");
 }
 
 // The planner sees where ranks are and how they talk: with a forced transport every pair uses it
@@ -92,7 +88,7 @@ Status makePlanner(const CommOptions& opt, loomComm* c) {
   ctx.interHost = plan::Transport::kTcp;
   // The one-host collective primitive, when a transport offers it: the "direct" algorithms.
   ctx.directBytes = c->exec.host ? c->exec.host->maxBytes() : 0;
-  priceSharedCores(*c, &ctx);
+  noteHostCpus(*c, &ctx);
   std::string topoFile = params::topoFile();
   if (!topoFile.empty() && forced.empty()) {
     auto t = std::make_unique<topo::Topology>();

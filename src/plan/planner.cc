@@ -77,6 +77,8 @@ Planner::Planner(const PlannerContext& ctx) : ctx_(ctx) {
   }
   if (ctx_.chunkBytes == 0) ctx_.chunkBytes = 512 * 1024;
   status_ = parseOverrides(ctx_.algo, ctx_.tune, &over_);
+  if (ctx_.hostCpus > 0 && ctx_.nranks > ctx_.hostCpus && ctx_.params.cores == 0)
+    ctx_.params.cores = ctx_.hostCpus;
   if (ctx_.readEnv && status_.ok()) {
     CostParams fromEnv = ctx_.params;
     status_ = readParams(&fromEnv);

@@ -47,6 +47,10 @@ struct PlannerContext {
   // barriers up to this many bytes may take the "direct" algorithm over it, a candidate the
   // planner prices; 0: there is none.
   uint64_t directBytes = 0;
+  // All ranks on one host: the CPUs they may run on (0: unknown, or several hosts). With more
+  // ranks than that, the cost model shares those cores among them (CostParams::cores) unless the
+  // parameters set `cores` themselves.
+  int hostCpus = 0;
 };
 
 struct Decision {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "calibrate.h"
+#include "core/identity.h"
 #include "core/params.h"
 #include "loom/loom.h"
 #include "plan/planner.h"
@@ -210,6 +211,7 @@ Status measureAllReduce(const MeasureSpec& m, Measured* out) {
     ctx.nranks = m.ranks;
     for (int r = 0; r < m.ranks; ++r) ctx.hostOf.push_back(m.transport == "tcp" ? r : 0);
     ctx.directBytes = m.transport == "shm" ? directBytes() : 0;
+    ctx.hostCpus = loom::usableCpus();  // the ranks are forked on this machine
     loom::plan::Planner planner(ctx);
     LOOM_CHECK(planner.status());
     for (uint64_t b : m.sizes) {
