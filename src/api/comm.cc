@@ -214,23 +214,8 @@ Status scheduleFor(loomComm* c, const OpDesc& op, bool alone,
                    std::shared_ptr<const sched::Schedule>* out) {
   sched::CollArgs a = collArgsOf(op);
   a.chunkBytes = static_cast<uint64_t>(std::max<int64_t>(4096, params::chunkBytes()));
-  // The planner caches its decisions; decisions live as long as the planner, so the address
-  // identifies (algorithm, order, level, chunk).
-  // Point-to-point has one way to go; everything else asks the planner.
-  const bool p2p = op.coll == sched::CollType::kSend || op.coll == sched::CollType::kRecv;
-  const plan::Decision* d = p2p ? nullptr : &c->planner->choose(a, /*allowDirect=*/alone);
-  const algo::AlgoInfo* p2pAlgo = p2p ? algo::algosFor(op.coll).front() : nullptr;
-  if (!p2p && d->algo == nullptr)
-    return invalidArgument("no algorithm for ", sched::collName(op.coll), ": ", d->source);
-  const ScheduleKey key{p2p ? static_cast<const void*>(p2pAlgo) : d,
-                        static_cast<int>(a.coll),
-                        static_cast<int>(a.dtype),
-                        static_cast<int>(a.op),
-                        a.root,
-                        a.peer,
-                        a.inPlace,
-                        a.count,
-                        a.chunkBytes};
+  const ScheduleKey key{static_cast<int>(a.coll), static_cast<int>(a.dtype), static_cast<int>(a.op),
+                        a.root,  a.peer, a.inPlace, alone, a.count, a.chunkBytes};
   {
     std::lock_guard<std::mutex> g(c->mu);
     auto it = c->cache.find(key);
@@ -239,16 +224,20 @@ Status scheduleFor(loomComm* c, const OpDesc& op, bool alone,
       return Status();
     }
   }
+  // Not built yet: point-to-point has one way to go; everything else asks the planner.
   auto s = std::make_shared<sched::Schedule>();
-  if (p2p) {
+  if (op.coll == sched::CollType::kSend || op.coll == sched::CollType::kRecv) {
     sched::Group g;
     g.rank = c->rank;
     g.nranks = c->nranks;
-    LOOM_CHECK(p2pAlgo->build(a, g, s.get()));
+    LOOM_CHECK(algo::algosFor(op.coll).front()->build(a, g, s.get()));
   } else {
-    LOOM_CHECK(c->planner->build(*d, a, c->rank, s.get()));
+    const plan::Decision& d = c->planner->choose(a, /*allowDirect=*/alone);
+    if (d.algo == nullptr)
+      return invalidArgument("no algorithm for ", sched::collName(op.coll), ": ", d.source);
+    LOOM_CHECK(c->planner->build(d, a, c->rank, s.get()));
     LOOM_INFO(PLAN, sched::collName(op.coll), " ", op.count, " x ", dtypeName(op.dtype), " -> ",
-              d->describe(), " (", d->source, "), ", s->steps.size(), " steps");
+              d.describe(), " (", d.source, "), ", s->steps.size(), " steps");
   }
   std::lock_guard<std::mutex> g(c->mu);
   if (c->cache.size() > 256) c->cache.clear();

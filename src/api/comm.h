@@ -39,13 +39,14 @@ struct OpDesc {
 };
 
 // Everything a cached schedule depends on.
+// What a schedule depends on: the call's arguments, and whether it runs alone (the planner's
+// decision for them is fixed for the communicator's life, so it is not part of the key).
 struct ScheduleKey {
-  const void* algo;
-  int coll, dtype, op, root, peer, inPlace;
+  int coll, dtype, op, root, peer, inPlace, alone;
   uint64_t count, chunk;
   bool operator<(const ScheduleKey& o) const {
-    return std::tie(algo, coll, dtype, op, root, peer, inPlace, count, chunk) <
-           std::tie(o.algo, o.coll, o.dtype, o.op, o.root, o.peer, o.inPlace, o.count, o.chunk);
+    return std::tie(count, coll, dtype, op, root, peer, inPlace, alone, chunk) <
+           std::tie(o.count, o.coll, o.dtype, o.op, o.root, o.peer, o.inPlace, o.alone, o.chunk);
   }
 };
 
