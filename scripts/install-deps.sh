@@ -16,4 +16,4 @@ $SUDO apt-get install -y -q --no-install-recommends \
   iproute2 procps \
   python3 python3-numpy gnuplot-nox graphviz \
   python3-dev python3-torch libtorch-dev pybind11-dev \
-  clang libclang-rt-14-dev util-linux
+  clang libclang-rt-14-dev util-linux stress-ng

@@ -194,7 +194,9 @@ int runForked(int nranks, int timeoutSec, const std::string& bind,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  pthread_barrier_destroy(&shared->barrier);
+  // A rank stopped inside pthread_barrier_wait leaves the barrier busy, and destroying it would
+  // wait for that rank forever: after a stop the mapping simply goes.
+  if (!killing) pthread_barrier_destroy(&shared->barrier);
   munmap(mem, sizeof(ForkShared));
   return result;
 }

@@ -125,13 +125,17 @@ size_t largestBuffer(const Options& opts, const CollInfo& coll, int nranks) {
 
 int runRank(const Options& opts, const CollInfo& coll, Coord& coord) {
   const int n = coord.size();
+  // Every rank sees these errors; rank 0 says so, and the others leave only after it has (a
+  // launcher stops all ranks when the first one exits with an error).
   if (coll.rooted && opts.root >= n) {
     if (coord.rank() == 0) std::fprintf(stderr, "-r %d: only %d ranks\n", opts.root, n);
+    coord.max(1);
     return 2;
   }
   if (opts.pairwise && n % 2 != 0) {
     if (coord.rank() == 0)
       std::fprintf(stderr, "--pairwise 1 needs an even rank count (got %d ranks)\n", n);
+    coord.max(1);
     return 2;
   }
   std::string error;

@@ -12,7 +12,7 @@ so load changes and process-start differences hit every candidate alike. Sizes g
 in steps of x4 (and -e itself): 8 B, 32 B, ..., 32 MiB, 64 MiB by default. Per candidate and size
 the median over the rounds is kept (the minimum and every round too, in the JSON). It writes a
 markdown table per configuration: times per algorithm, the planner's time, choice and its source
-(tuned / cost), planner / best forced (the target: <= 1.10) by median and by minimum, each
+(tuned / cost), planner / best forced (the target: <= --target, 1.10 by default) by median and by minimum, each
 point's round-to-round spread (points where it exceeds 10% are flagged noise-limited) and the
 cost model's own choice and time.
 
@@ -39,6 +39,8 @@ ALGOS = ["ring", "tree", "rd", "rabenseifner", "hier", "hier_tree"]  # "direct" 
 def measure(args, transport, nranks):
     cmd = [os.path.join(args.build, "tools", "loom-plan", "loom-plan"), "--measure", transport,
            "--ranks", str(nranks), "--min", args.b, "--max", args.e, "--rounds", str(args.rounds)]
+    if args.algos:
+        cmd += ["--algos", args.algos + ",planner"]
     if args.params_file:
         cmd += ["--params-file", os.path.abspath(args.params_file)]
     if args.lock:
@@ -64,7 +66,7 @@ def spread(cell):
     return max(r) / min(r) if r else 1.0
 
 
-def table(transport, nranks, rows, stat):
+def table(transport, nranks, rows, stat, target):
     algos = ALGOS + (["direct"] if any("direct" in r for r in rows) else [])
     model = any("model" in r for r in rows)
     head = ("| size | " + " | ".join(algos) + " | planner | choice (source) | planner/best | "
@@ -85,11 +87,11 @@ def table(transport, nranks, rows, stat):
         sp_best, sp_plan = spread(r[best]), spread(r["planner"])
         # Noise-limited: a candidate's own rounds differ by more than 10%, or the planner ran the
         # very algorithm that was best and still measured more than 10% slower.
-        noisy = max(sp_best, sp_plan) > 1.10 or (chosen == best and ratio > 1.10)
-        ok = ratio <= 1.10
+        noisy = max(sp_best, sp_plan) > 1.10 or (chosen == best and ratio > target)
+        ok = ratio <= target
         st["n"] += 1
         st["met"] += ok
-        st["met_min"] += ratio_min <= 1.10
+        st["met_min"] += ratio_min <= target
         if not ok:
             st["noisy_miss"] += noisy
             misses.append(f"{r['size']} B ({ratio:.2f}, chose {chosen}, best {best}"
@@ -101,14 +103,14 @@ def table(transport, nranks, rows, stat):
                 f"{sp_best:.2f}/{sp_plan:.2f}{' noisy' if noisy else ''} |")
         if model:
             mt = r["model"][stat] if "model" in r else float("nan")
-            st["model_met"] += mt / forced[best] <= 1.10
+            st["model_met"] += mt / forced[best] <= target
             line += f" {mt:.1f} | {r.get('model_choice', '?')} | {mt / forced[best]:.2f} |"
         lines.append(line)
     n = st["n"]
-    lines += ["", f"planner within 10% of the best forced algorithm at {st['met']} of {n} sizes "
+    lines += ["", f"planner within {target:.2f}x of the best forced algorithm at {st['met']} of {n} sizes "
               f"(by the minimum over rounds: {st['met_min']} of {n})"
               + (f"; missed at {', '.join(misses)}" if misses else "")
-              + (f". Cost model alone (tuning table left out): within 10% at {st['model_met']} "
+              + (f". Cost model alone (tuning table left out): within {target:.2f}x at {st['model_met']} "
                  f"of {n}" if model else ""), ""]
     return lines, st
 
@@ -123,6 +125,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median kept)")
     ap.add_argument("--stat", choices=["median_us", "min_us"], default="median_us")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--algos", help="forced candidates only these (comma list, e.g. ring,tree); "
+                    "the planner's choice is always measured")
+    ap.add_argument("--target", type=float, default=1.10,
+                    help="planner / best forced at most this (1.10)")
     ap.add_argument("--params-file", help="LOOM_PLAN_PARAMS file (loom-plan --calibrate)")
     ap.add_argument("--lock", help="run each configuration under flock LOCK")
     ap.add_argument("--json", help="append the raw measurement lines to this file")
@@ -166,12 +172,12 @@ def main():
             configs.append((r["transport"], r["ranks"]))
     for transport, n in configs:
         sel = [r for r in rows if r["transport"] == transport and r["ranks"] == n]
-        t, st = table(transport, n, sel, args.stat)
+        t, st = table(transport, n, sel, args.stat, args.target)
         lines += t
         for k, v in st.items():
             tot[k] = tot.get(k, 0) + v
         print("\n".join(t), flush=True)
-    lines.append(f"**Overall: within 10% at {tot['met']} of {tot['n']} (size, configuration) "
+    lines.append(f"**Overall: within {args.target:.2f}x at {tot['met']} of {tot['n']} (size, configuration) "
                  f"points; {tot['noisy_miss']} of the {tot['n'] - tot['met']} misses are "
                  f"noise-limited; by the minimum over rounds {tot['met_min']} of {tot['n']}.**"
                  + (f" The cost model alone: {tot['model_met']} of {tot['n']}." if any(

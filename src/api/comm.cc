@@ -61,49 +61,20 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   if (!tcpPeers.empty()) c->transports.push_back(c->tcp.get());
   LOOM_INFO(INIT, "comm ", c->name, " rank ", c->rank, "/", c->nranks, ": ", shmPeers.size(),
             " shm peers, ", tcpPeers.size(), " tcp peers");
-  // One host and shared memory between every pair: small all-reduces skip the schedule. Every
-  // rank sees the same peers and parameters, so all take part in the setup or none does.
-  const int64_t directBytes = params::shmDirectBytes();
-  if (static_cast<int>(shmPeers.size()) == c->nranks - 1 && c->nranks > 1 && directBytes > 0) {
-    ShmDirect::Args d;
-    d.rank = c->rank;
-    d.nranks = c->nranks;
-    d.tag = args.commTag;
-    d.allGather = args.allGather;
-    d.ids = &c->ids;
-    d.abortFlag = &c->abortFlag;
-    d.timeoutMs = c->timeoutMs;
-    d.spinUs = params::spinUs();
-    d.peerCheckMs = params::peerCheckMs();
-    d.maxBytes = static_cast<uint64_t>(directBytes);
-    LOOM_CHECK(ShmDirect::create(d, &c->direct));
-    LOOM_INFO(PLAN, "allreduce and barrier up to ", directBytes,
-              " bytes take the one-host direct path (LOOM_SHM_DIRECT_BYTES)");
-  }
   return plan::parseOverrides(params::algo(), params::tune(), &c->overrides);
 }
 
-// More ranks on this host than the CPUs they may run on, and no LOOM_PLAN_PARAMS: the default cost
-// model gives every rank its own core, and on such a host it may pick a schedule measured up to 2x
-// slower (README, "Not yet"). The host's lowest rank says so once per communicator.
-void warnIfOversubscribed(const loomComm& c) {
-  if (!params::planParams().empty() || !params::algo().empty()) return;
+// All ranks on one host: the planner shares that host's CPUs among them when they are fewer than
+// the ranks (PlannerContext::hostCpus), and rank 0 says so once (INFO).
+void noteHostCpus(const loomComm& c, plan::PlannerContext* ctx) {
   const int host = c.ids[c.rank].hostIndex;
-  int here = 0, first = -1;  // ranks on this host, and the lowest of them
-  for (const auto& id : c.ids) {
-    if (id.hostIndex != host) continue;
-    if (first < 0) first = id.rank;
-    ++here;
-  }
-  const int cpus = hostCpus(c.ids, host);
-  if (first != c.rank || here <= cpus) return;
-  LOOM_WARN(
-      PLAN, "communicator ", c.name.empty() ? std::string("(unnamed)") : c.name, ": ", here,
-      " ranks share this host's ", cpus,
-      " CPUs, but the planner's default cost model gives every rank its own core; on such "
-      "a host it may pick the double binary tree where the ring is up to 2x faster. Calibrate "
-      "it for this machine (loom-plan --calibrate --save-params FILE, then "
-      "LOOM_PLAN_PARAMS=@FILE) or force LOOM_ALGO=allreduce:ring");
+  for (const auto& id : c.ids)
+    if (id.hostIndex != host) return;
+  ctx->hostCpus = hostCpus(c.ids, host);
+  if (c.rank == 0 && c.nranks > ctx->hostCpus)
+    LOOM_INFO(PLAN, "communicator ", c.name.empty() ? std::string("(unnamed)") : c.name, ": ",
+              c.nranks, " ranks share this host's ", ctx->hostCpus,
+              " CPUs; the planner prices the shared cores (cores=", ctx->hostCpus, ")");
 }
 
 // The planner sees where ranks are and how they talk: with a forced transport every pair uses it
@@ -115,7 +86,9 @@ Status makePlanner(const CommOptions& opt, loomComm* c) {
   for (const auto& id : c->ids)
     ctx.hostOf.push_back(forced == "tcp" ? id.rank : forced == "shm" ? 0 : id.hostIndex);
   ctx.interHost = plan::Transport::kTcp;
-  ctx.directBytes = c->direct ? c->direct->maxBytes() : 0;  // a candidate the planner prices
+  // The one-host collective primitive, when a transport offers it: the "direct" algorithms.
+  ctx.directBytes = c->exec.host ? c->exec.host->maxBytes() : 0;
+  noteHostCpus(*c, &ctx);
   std::string topoFile = params::topoFile();
   if (!topoFile.empty() && forced.empty()) {
     auto t = std::make_unique<topo::Topology>();
@@ -142,7 +115,6 @@ Status makePlanner(const CommOptions& opt, loomComm* c) {
   }
   c->planner = std::make_unique<plan::Planner>(ctx);
   LOOM_CHECK(c->planner->status());
-  warnIfOversubscribed(*c);
   return Status();
 }
 
@@ -162,6 +134,7 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
   x.rank = c->rank;
   x.transportOf = c->transportOf;
   x.transports = c->transports;
+  x.host = c->shm ? c->shm->hostCollective() : nullptr;
   x.ids = &c->ids;
   x.abortFlag = &c->abortFlag;
   x.timeoutMs = c->timeoutMs;
@@ -216,7 +189,7 @@ void commFree(loomComm* c) {
   c->transports.clear();
   c->exec.transportOf.clear();
   c->exec.transports.clear();
-  c->direct.reset();
+  c->exec.host = nullptr;
   c->shm.reset();
   c->tcp.reset();
   c->bootstrap.reset();
@@ -238,30 +211,14 @@ sched::CollArgs collArgsOf(const OpDesc& op) {
 }
 }  // namespace
 
-Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::Schedule>* out) {
+Status scheduleFor(loomComm* c, const OpDesc& op, bool alone,
+                   std::shared_ptr<const sched::Schedule>* out) {
   sched::CollArgs a = collArgsOf(op);
   a.chunkBytes = static_cast<uint64_t>(std::max<int64_t>(4096, params::chunkBytes()));
-  // The planner caches its decisions; decisions live as long as the planner, so the address
-  // identifies (algorithm, order, level, chunk).
-  // Point-to-point, gather, scatter and all-to-all-v have one way to go (their first registered
-  // builder); everything else asks the planner.
-  const bool p2p = op.coll == sched::CollType::kSend || op.coll == sched::CollType::kRecv ||
-                   op.coll == sched::CollType::kGather || op.coll == sched::CollType::kScatter ||
-                   op.coll == sched::CollType::kAllToAllv;
-  const plan::Decision* d = p2p ? nullptr : &c->planner->choose(a, /*allowDirect=*/false);
-  const algo::AlgoInfo* direct = p2p ? algo::algosFor(op.coll).front() : nullptr;
-  if (!p2p && d->algo == nullptr)
-    return invalidArgument("no algorithm for ", sched::collName(op.coll), ": ", d->source);
-  const ScheduleKey key{p2p ? static_cast<const void*>(direct) : d,
-                        static_cast<int>(a.coll),
-                        static_cast<int>(a.dtype),
-                        static_cast<int>(a.op),
-                        a.root,
-                        a.peer,
-                        a.inPlace,
-                        a.count,
-                        a.chunkBytes};
-  const bool cacheable = op.coll != sched::CollType::kAllToAllv;  // its counts are not in the key
+  const ScheduleKey key{static_cast<int>(a.coll), static_cast<int>(a.dtype), static_cast<int>(a.op),
+                        a.root,  a.peer, a.inPlace, alone, a.count, a.chunkBytes};
+  // All-to-all-v's per-peer counts are not in the key: its schedules are built for each call.
+  const bool cacheable = op.coll != sched::CollType::kAllToAllv;
   {
     std::lock_guard<std::mutex> g(c->mu);
     auto it = cacheable ? c->cache.find(key) : c->cache.end();
@@ -270,16 +227,23 @@ Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::S
       return Status();
     }
   }
+  // Not built yet: point-to-point, gather, scatter and all-to-all-v have one way to go (their
+  // first registered builder); everything else asks the planner.
   auto s = std::make_shared<sched::Schedule>();
-  if (p2p) {
+  if (op.coll == sched::CollType::kSend || op.coll == sched::CollType::kRecv ||
+      op.coll == sched::CollType::kGather || op.coll == sched::CollType::kScatter ||
+      op.coll == sched::CollType::kAllToAllv) {
     sched::Group g;
     g.rank = c->rank;
     g.nranks = c->nranks;
-    LOOM_CHECK(direct->build(a, g, s.get()));
+    LOOM_CHECK(algo::algosFor(op.coll).front()->build(a, g, s.get()));
   } else {
-    LOOM_CHECK(c->planner->build(*d, a, c->rank, s.get()));
+    const plan::Decision& d = c->planner->choose(a, /*allowDirect=*/alone);
+    if (d.algo == nullptr)
+      return invalidArgument("no algorithm for ", sched::collName(op.coll), ": ", d.source);
+    LOOM_CHECK(c->planner->build(d, a, c->rank, s.get()));
     LOOM_INFO(PLAN, sched::collName(op.coll), " ", op.count, " x ", dtypeName(op.dtype), " -> ",
-              d->describe(), " (", d->source, "), ", s->steps.size(), " steps");
+              d.describe(), " (", d.source, "), ", s->steps.size(), " steps");
   }
   *out = s;
   if (!cacheable) return Status();
@@ -320,33 +284,18 @@ Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
   return s.ok() ? s : rootCause(c, std::move(s));
 }
 
-namespace {
-
-// The one-host direct path takes a lone barrier that no override forces, and a lone all-reduce
-// for which the planner chose it (a candidate it prices; LOOM_ALGO / LOOM_TUNE still decide).
-bool takesDirect(const loomComm* c, const OpDesc& o) {
-  if (c->direct == nullptr) return false;
-  const uint64_t bytes = o.count * dtypeSize(o.dtype);
-  std::string source;
-  if (o.coll == sched::CollType::kBarrier)
-    return bytes <= c->direct->maxBytes() && c->overrides.lookup(o.coll, bytes, &source).empty();
-  if (o.coll != sched::CollType::kAllReduce || bytes > c->direct->maxBytes()) return false;
-  return c->planner->choose(collArgsOf(o)).direct;
-}
-
-}  // namespace
-
 Status runOp(loomComm* c, const OpDesc& o) {
-  if (!takesDirect(c, o)) return runOps(c, {o});
-  Status s = c->direct->allReduce(o.send, o.recv, o.count, o.dtype,
-                                  o.op == RedOp::kAvg ? RedOp::kSum : o.op);
-  if (!s.ok()) return rootCause(c, std::move(s));
-  if (avgElems(c, o) > 0) kernels::divideInPlace(o.recv, o.count, o.dtype, c->nranks);
+  std::shared_ptr<const sched::Schedule> s;
+  const RedOp norm = o.op == RedOp::kAvg ? RedOp::kSum : o.op;
+  Status st = scheduleFor(c, o, /*alone=*/true, &s);
+  if (st.ok()) st = sched::execute(*s, o.send, o.recv, o.dtype, norm, c->exec);
+  if (!st.ok()) return rootCause(c, std::move(st));
+  const uint64_t n = avgElems(c, o);
+  if (n > 0) kernels::divideInPlace(o.recv, n, o.dtype, c->nranks);
   return Status();
 }
 
 Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
-  if (ops.size() == 1 && takesDirect(c, ops[0])) return runOp(c, ops[0]);
   const sched::ExecContext& ctx = c->exec;
   // Reductions of one (dtype, op) class run together; each further class runs after, in order.
   std::vector<bool> ran(ops.size(), false);
@@ -368,7 +317,7 @@ Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
         rop = norm;
       }
       std::shared_ptr<const sched::Schedule> s;
-      LOOM_CHECK(scheduleFor(c, o, &s));
+      LOOM_CHECK(scheduleFor(c, o, /*alone=*/ops.size() == 1, &s));
       if (ops.size() == 1) {
         LOOM_CHECK(sched::execute(*s,
                                   {const_cast<uint8_t*>(static_cast<const uint8_t*>(o.send)),

@@ -11,7 +11,6 @@
 #include <tuple>
 #include <vector>
 
-#include "api/shm_direct.h"
 #include "core/bootstrap.h"
 #include "core/identity.h"
 #include "core/status.h"
@@ -42,13 +41,14 @@ struct OpDesc {
 };
 
 // Everything a cached schedule depends on.
+// What a schedule depends on: the call's arguments, and whether it runs alone (the planner's
+// decision for them is fixed for the communicator's life, so it is not part of the key).
 struct ScheduleKey {
-  const void* algo;
-  int coll, dtype, op, root, peer, inPlace;
+  int coll, dtype, op, root, peer, inPlace, alone;
   uint64_t count, chunk;
   bool operator<(const ScheduleKey& o) const {
-    return std::tie(algo, coll, dtype, op, root, peer, inPlace, count, chunk) <
-           std::tie(o.algo, o.coll, o.dtype, o.op, o.root, o.peer, o.inPlace, o.count, o.chunk);
+    return std::tie(count, coll, dtype, op, root, peer, inPlace, alone, chunk) <
+           std::tie(o.count, o.coll, o.dtype, o.op, o.root, o.peer, o.inPlace, o.alone, o.chunk);
   }
 };
 
@@ -68,9 +68,7 @@ struct loomComm {
   std::unique_ptr<loom::bootstrap::Bootstrap> bootstrap;
   std::vector<loom::PeerIdentity> ids;
   std::unique_ptr<loom::transport::Transport> shm, tcp;
-  // Small all-reduces and barriers of a one-host communicator (null when not applicable).
-  std::unique_ptr<loom::api::ShmDirect> direct;
-  loom::plan::Overrides overrides;  // LOOM_ALGO / LOOM_TUNE: a forced choice bypasses `direct`
+  loom::plan::Overrides overrides;  // LOOM_ALGO / LOOM_TUNE, checked at init (the planner applies them)
   std::vector<loom::transport::Transport*> transportOf;
   std::vector<loom::transport::Transport*> transports;
   loom::sched::ExecContext exec;                      // filled once the transports are up
@@ -106,11 +104,13 @@ Status waitInit(loomComm* c);
 // Frees transports and the bootstrap (after in-flight operations have left).
 void commFree(loomComm* c);
 
-// Builds (or takes from the cache) the schedule of `op` on comm.
-Status scheduleFor(loomComm* c, const OpDesc& op, std::shared_ptr<const sched::Schedule>* out);
+// Builds (or takes from the cache) the schedule of `op` on comm. `alone`: the operation runs by
+// itself (not merged into a group), so the planner may also offer the one-host "direct" algorithm.
+Status scheduleFor(loomComm* c, const OpDesc& op, bool alone,
+                   std::shared_ptr<const sched::Schedule>* out);
 // Runs a list of operations as one merged schedule per (dtype, op) class, then applies avg.
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops);
-// One operation: the one-host direct path when it applies, else runOps({op}).
+// One operation: runOps({op}) without building the list.
 Status runOp(loomComm* c, const OpDesc& op);
 
 // Result conversion and last-error bookkeeping (logs the message once).

@@ -46,24 +46,18 @@ Status readParams(CostParams* out) {
   return s;
 }
 
-// Whether an override sends all-reduces to the direct path.
+// Collectives with a one-host "direct" algorithm (LOOM_HOST_ALGO in algo/registry.def).
+bool hasDirect(CollType c) { return c == CollType::kAllReduce || c == CollType::kBarrier; }
+
+// Whether an override sends all-reduces or barriers to the direct path.
 bool namesDirect(const Overrides& o) {
   for (const auto* list : {&o.forced, &o.tune})
     for (const TuneRange& r : *list)
-      if (r.coll == CollType::kAllReduce && r.algo == "direct") return true;
+      if (hasDirect(r.coll) && r.algo == "direct") return true;
   return false;
 }
 
-Status directHasNoSchedule(const sched::CollArgs&, const sched::Group&, sched::Schedule*) {
-  return invalidArgument("planner: the direct path has no schedule (api/shm_direct.h runs it)");
-}
-
 }  // namespace
-
-const algo::AlgoInfo* directAlgo() {
-  static const algo::AlgoInfo info{CollType::kAllReduce, "direct", &directHasNoSchedule};
-  return &info;
-}
 
 std::string Decision::describe() const {
   if (!algo) return "none";
@@ -83,6 +77,8 @@ Planner::Planner(const PlannerContext& ctx) : ctx_(ctx) {
   }
   if (ctx_.chunkBytes == 0) ctx_.chunkBytes = 512 * 1024;
   status_ = parseOverrides(ctx_.algo, ctx_.tune, &over_);
+  if (ctx_.hostCpus > 0 && ctx_.nranks > ctx_.hostCpus && ctx_.params.cores == 0)
+    ctx_.params.cores = ctx_.hostCpus;
   if (ctx_.readEnv && status_.ok()) {
     CostParams fromEnv = ctx_.params;
     status_ = readParams(&fromEnv);
@@ -122,13 +118,13 @@ Planner::Planner(const PlannerContext& ctx) : ctx_(ctx) {
 }
 
 bool Planner::directFits(const sched::CollArgs& args) const {
-  return args.coll == CollType::kAllReduce && ctx_.directBytes > 0 &&
+  return hasDirect(args.coll) && ctx_.directBytes > 0 &&
          messageBytes(args, ctx_.nranks) <= ctx_.directBytes;
 }
 
 Decision Planner::directDecision(const sched::CollArgs& args) const {
   Decision d;
-  d.algo = directAlgo();
+  d.algo = algo::findAlgo(args.coll, "direct");
   d.direct = true;
   d.predictedSec = model_->priceDirect(messageBytes(args, ctx_.nranks));
   d.bottleneck =
@@ -168,7 +164,12 @@ Status Planner::build(const Decision& d, const sched::CollArgs& args, int rank,
                       sched::Schedule* out) const {
   const int p = ctx_.nranks;
   if (!d.algo) return invalidArgument("planner: decision without an algorithm");
-  if (d.direct) return d.algo->build(args, sched::Group(), out);
+  if (d.direct) {  // one step over the host's primitive: no order, no hierarchy
+    sched::Group g;
+    g.rank = rank;
+    g.nranks = p;
+    return d.algo->build(args, g, out);
+  }
   std::vector<int> pos(p);
   for (int v = 0; v < p; ++v) pos[d.order.empty() ? v : d.order[v]] = v;
   auto at = [&](int v) { return d.order.empty() ? v : d.order[v]; };

@@ -43,9 +43,14 @@ struct PlannerContext {
   bool readEnv = true;
   std::string algo, tune;
   uint64_t chunkBytes = 0;  // 0: LOOM_CHUNK_BYTES
-  // The communicator's one-host direct path (api/shm_direct.h): all-reduces up to this many bytes
-  // may take it, and it is a candidate the planner prices ("direct"); 0: there is none.
+  // The communicator's one-host collective primitive (transport::HostCollective): all-reduces and
+  // barriers up to this many bytes may take the "direct" algorithm over it, a candidate the
+  // planner prices; 0: there is none.
   uint64_t directBytes = 0;
+  // All ranks on one host: the CPUs they may run on (0: unknown, or several hosts). With more
+  // ranks than that, the cost model shares those cores among them (CostParams::cores) unless the
+  // parameters set `cores` themselves.
+  int hostCpus = 0;
 };
 
 struct Decision {
@@ -57,12 +62,9 @@ struct Decision {
   double predictedSec = 0;  // < 0: not priced (forced algorithm without a cost)
   std::string source;       // "cost", "LOOM_ALGO", "LOOM_TUNE", "only"
   std::string bottleneck;
-  bool direct = false;           // the one-host direct path, no schedule (algo: directAlgo())
+  bool direct = false;           // the one-host "direct" algorithm (priced by priceDirect)
   std::string describe() const;  // "hier(level=leaf,order=topo,chunk=512k)", "direct"
 };
-
-// The AlgoInfo a direct-path Decision carries: named "direct"; its builder refuses (no schedule).
-const algo::AlgoInfo* directAlgo();
 
 class Planner {
  public:

@@ -28,6 +28,8 @@ struct Sim {
   // Per (src, dst): posted send step indices in order; per (dst, src): recv step indices in order.
   std::vector<std::deque<int>> sendQ, recvQ;
   std::vector<std::deque<int>> sendOrder;  // per (src, dst): send steps not yet posted, in order
+  // Per rank: HostAllReduce steps in order; the front one, once posted, waits for every rank's.
+  std::vector<std::deque<int>> hostQ;
 
   uint8_t* ptr(int r, const BufRef& b) { return run->buffers[r][b.buf] + b.offset; }
 
@@ -46,7 +48,7 @@ struct Sim {
   Status checkStep(int r, int i) {
     const Step& s = run->schedules[r].steps[i];
     bool readsSrc = s.op == OpKind::kSend || s.op == OpKind::kRecvReduce || s.op == OpKind::kCopy ||
-                    s.op == OpKind::kReduce;
+                    s.op == OpKind::kReduce || s.op == OpKind::kHostAllReduce;
     bool writesDst = s.op != OpKind::kSend;
     if (readsSrc) LOOM_CHECK(bounds(r, i, s.src, s.bytes));
     if (writesDst) LOOM_CHECK(bounds(r, i, s.dst, s.bytes));
@@ -54,7 +56,8 @@ struct Sim {
     if (net && (s.peer < 0 || s.peer >= p || s.peer == r))
       return internalError("rank ", r, " step ", i, ": bad peer ", s.peer);
     size_t es = dtypeSize(run->dtype);
-    if ((s.op == OpKind::kRecvReduce || s.op == OpKind::kReduce) && s.bytes % es != 0)
+    if ((s.op == OpKind::kRecvReduce || s.op == OpKind::kReduce ||
+         s.op == OpKind::kHostAllReduce) && s.bytes % es != 0)
       return internalError("rank ", r, " step ", i, ": reduce of ", s.bytes,
                            " bytes is not a whole number of elements");
     for (uint32_t k = 0; k < s.depCount; ++k) {
@@ -67,6 +70,40 @@ struct Sim {
   void finish(int r, int i) {
     st[r].done[i] = 1;
     ++st[r].finished;
+  }
+
+  // Rank r's next HostAllReduce step is posted; when every rank's is, all run at once: each rank's
+  // dst = all ranks' src reduced in rank order (read before any is written: in place is allowed).
+  Status hostStep(int r, int i, bool* did) {
+    if (hostQ[r].empty() || hostQ[r].front() != i) return Status();
+    st[r].posted[i] = 1;
+    *did = true;
+    const uint64_t bytes = run->schedules[r].steps[i].bytes;
+    for (int q = 0; q < p; ++q) {
+      if (hostQ[q].empty() || !st[q].posted[hostQ[q].front()]) return Status();
+      const uint64_t b = run->schedules[q].steps[hostQ[q].front()].bytes;
+      if (b != bytes)
+        return internalError("rank ", q, " step ", hostQ[q].front(), " host-reduces ", b,
+                             " bytes but rank ", r, " step ", i, " ", bytes);
+    }
+    std::vector<uint8_t> sum;
+    for (int q = 0; q < p; ++q) {
+      const uint8_t* in = ptr(q, run->schedules[q].steps[hostQ[q].front()].src);
+      if (q == 0) {
+        sum.assign(in, in + bytes);
+      } else {
+        kernels::reduceScalar(sum.data(), sum.data(), in, bytes / dtypeSize(run->dtype),
+                              run->dtype, run->op);
+      }
+    }
+    for (int q = 0; q < p; ++q) {
+      const int k = hostQ[q].front();
+      hostQ[q].pop_front();
+      if (bytes > 0) std::memcpy(ptr(q, run->schedules[q].steps[k].dst), sum.data(), bytes);
+      st[q].posted[k] = 0;
+      finish(q, k);
+    }
+    return Status();
   }
 
   // Runs one step if possible; returns true if it did something.
@@ -88,6 +125,8 @@ struct Sim {
         *did = true;
         return Status();
       }
+      case OpKind::kHostAllReduce:
+        return hostStep(r, i, did);
       case OpKind::kCopy:
         std::memmove(ptr(r, s.dst), ptr(r, s.src), s.bytes);
         break;
@@ -143,6 +182,7 @@ Status runInMemory(MemoryRun* run) {
   sim.sendQ.resize(static_cast<size_t>(p) * p);
   sim.recvQ.resize(static_cast<size_t>(p) * p);
   sim.sendOrder.resize(static_cast<size_t>(p) * p);
+  sim.hostQ.resize(p);
   for (int r = 0; r < p; ++r) {
     const Schedule& sc = run->schedules[r];
     auto& bufs = run->buffers[r];
@@ -162,6 +202,7 @@ Status runInMemory(MemoryRun* run) {
       if (s.op == OpKind::kRecv || s.op == OpKind::kRecvReduce)
         sim.recvQ[r * p + s.peer].push_back(static_cast<int>(i));
       if (s.op == OpKind::kSend) sim.sendOrder[r * p + s.peer].push_back(static_cast<int>(i));
+      if (s.op == OpKind::kHostAllReduce) sim.hostQ[r].push_back(static_cast<int>(i));
     }
   }
   std::mt19937 rng(12345);

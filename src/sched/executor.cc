@@ -79,6 +79,7 @@ class Run {
   Status post(int i);
   Status postReady(bool* did);
   Status runLocal(bool* did);
+  Status hostAllReduce(const Step& st);
   Status reap(bool* did);
   Status idle(Clock::time_point lastProgress, Clock::time_point* lastPeerCheck);
   std::string waitingFor();
@@ -150,7 +151,9 @@ Status Run::runLocal(bool* did) {
     int i = localReady_[localHead_++];
     const Step& st = s_.steps[i];
     if (ctx_.trace != nullptr) startUs_[i] = sinceStartUs();
-    if (st.bytes > 0) {
+    if (st.op == OpKind::kHostAllReduce) {
+      LOOM_CHECK(hostAllReduce(st));
+    } else if (st.bytes > 0) {
       if (st.op == OpKind::kCopy) {
         if (at(st.dst) != at(st.src)) kernels::copy(at(st.dst), at(st.src), st.bytes);
       } else {
@@ -161,6 +164,26 @@ Status Run::runLocal(bool* did) {
     *did = true;
   }
   return Status();
+}
+
+Status hostAllReduce(const Step& st, uint8_t* const* bufs, DataType dt, RedOp op,
+                     const ExecContext& ctx) {
+  if (ctx.host == nullptr)
+    return internalError("schedule has a hostallreduce step but no transport offers the primitive");
+  const uint64_t count = st.bytes / dtypeSize(dt);
+  if (count == 0) return ctx.host->allReduce(nullptr, nullptr, 0, dt, op);
+  return ctx.host->allReduce(bufs[st.src.buf] + st.src.offset, bufs[st.dst.buf] + st.dst.offset,
+                             count, dt, op);
+}
+
+// A schedule that is one HostAllReduce step (the "direct" algorithms) over the user's buffers.
+bool isHostOnly(const Schedule& s, const ExecContext& ctx) {
+  return s.steps.size() == 1 && s.steps[0].op == OpKind::kHostAllReduce && ctx.trace == nullptr &&
+         s.steps[0].src.buf <= kBufRecv && s.steps[0].dst.buf <= kBufRecv;
+}
+
+Status Run::hostAllReduce(const Step& st) {
+  return sched::hostAllReduce(st, bufs_.data(), dt_, op_, ctx_);
 }
 
 Status Run::reap(bool* did) {
@@ -371,6 +394,9 @@ void StepTrace::write(const std::string& lines) {
 
 Status execute(const Schedule& sched, std::vector<uint8_t*> buffers, DataType dtype, RedOp op,
                const ExecContext& ctx) {
+  // The one-step schedule of a "direct" algorithm: nothing to pipeline, so no run is set up.
+  if (isHostOnly(sched, ctx) && buffers.size() >= 2)
+    return hostAllReduce(sched.steps[0], buffers.data(), dtype, op, ctx);
   thread_local Storage tls;
   if (tls.busy) {
     Storage own;
@@ -381,6 +407,14 @@ Status execute(const Schedule& sched, std::vector<uint8_t*> buffers, DataType dt
   Status s = Run(sched, buffers, dtype, op, ctx, tls).go();
   tls.busy = false;
   return s;
+}
+
+Status execute(const Schedule& sched, const void* send, void* recv, DataType dtype, RedOp op,
+               const ExecContext& ctx) {
+  uint8_t* bufs[2] = {const_cast<uint8_t*>(static_cast<const uint8_t*>(send)),
+                      static_cast<uint8_t*>(recv)};
+  if (isHostOnly(sched, ctx)) return hostAllReduce(sched.steps[0], bufs, dtype, op, ctx);
+  return execute(sched, std::vector<uint8_t*>{bufs[0], bufs[1], nullptr}, dtype, op, ctx);
 }
 
 }  // namespace loom::sched

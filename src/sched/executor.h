@@ -53,6 +53,8 @@ struct ExecContext {
   int rank = 0;
   std::vector<transport::Transport*> transportOf;  // per peer rank (nullptr for self)
   std::vector<transport::Transport*> transports;   // each distinct transport once
+  // The collective primitive over every rank (kHostAllReduce steps), or nullptr.
+  transport::HostCollective* host = nullptr;
   const std::vector<PeerIdentity>* ids = nullptr;  // for error messages (may be null)
   const std::atomic<bool>* abortFlag = nullptr;
   int64_t timeoutMs = 600000;
@@ -62,8 +64,12 @@ struct ExecContext {
 };
 
 // buffers[slot] = base pointer of each slot; the scratch slot (2) may be null, then the executor
-// allocates Schedule::scratchBytes. dtype/op are used by RecvReduce and Reduce steps.
+// allocates Schedule::scratchBytes. dtype/op are used by RecvReduce, Reduce and HostAllReduce
+// steps. A schedule of one HostAllReduce step (the "direct" algorithms) goes straight to ctx.host.
 Status execute(const Schedule& sched, std::vector<uint8_t*> buffers, DataType dtype, RedOp op,
+               const ExecContext& ctx);
+// One operation's schedule over its send and receive buffers (slots 0 and 1).
+Status execute(const Schedule& sched, const void* send, void* recv, DataType dtype, RedOp op,
                const ExecContext& ctx);
 
 }  // namespace loom::sched

@@ -16,6 +16,8 @@ const char* opKindName(OpKind k) {
       return "copy";
     case OpKind::kReduce:
       return "reduce";
+    case OpKind::kHostAllReduce:
+      return "hostallreduce";
   }
   return "?";
 }
@@ -118,6 +120,15 @@ int Schedule::copy(BufRef src, BufRef dst, uint64_t bytes, std::initializer_list
 int Schedule::reduce(BufRef src, BufRef dst, uint64_t bytes, std::initializer_list<int> d) {
   Step s;
   s.op = OpKind::kReduce;
+  s.src = src;
+  s.dst = dst;
+  s.bytes = bytes;
+  return add(s, d);
+}
+
+int Schedule::hostAllReduce(BufRef src, BufRef dst, uint64_t bytes, std::initializer_list<int> d) {
+  Step s;
+  s.op = OpKind::kHostAllReduce;
   s.src = src;
   s.dst = dst;
   s.bytes = bytes;

@@ -24,6 +24,10 @@ enum class OpKind : uint8_t {
   kRecvReduce,  // dst = src (op) incoming, elementwise; src may equal dst
   kCopy,        // dst = src (local)
   kReduce,      // dst = dst (op) src (local)
+  // dst = every rank's src, reduced in rank order, through the transport's collective primitive
+  // (transport::HostCollective: shm's one-host segment); every rank of the communicator runs its
+  // k-th such step together; bytes 0 is a barrier. No peer.
+  kHostAllReduce,
 };
 const char* opKindName(OpKind k);
 
@@ -107,6 +111,8 @@ struct Schedule {
                  std::initializer_list<int> dependsOn = {});
   int copy(BufRef src, BufRef dst, uint64_t bytes, std::initializer_list<int> dependsOn = {});
   int reduce(BufRef src, BufRef dst, uint64_t bytes, std::initializer_list<int> dependsOn = {});
+  int hostAllReduce(BufRef src, BufRef dst, uint64_t bytes,
+                    std::initializer_list<int> dependsOn = {});
 
   // Appends `other` for group operations: its deps are shifted, its send/recv slots (and any slot
   // >= 3) become new slots after ours, its scratch is placed after ours in slot 2. Returns the

@@ -70,6 +70,10 @@ uint64_t sampleHash(const sched::Schedule& s, int nranks) {
 Status checkSteps(const sched::Schedule& s, int nranks) {
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const sched::Step& st = s.steps[i];
+    if (st.op == sched::OpKind::kHostAllReduce)
+      return invalidArgument("sim: rank ", s.rank, " step ", i,
+                             " is a transport's one-host collective (the direct path), which the "
+                             "simulator does not model; the cost model prices it");
     if (isComm(st.op) && (st.peer < 0 || st.peer >= nranks))
       return invalidArgument("sim: rank ", s.rank, " step ", i, " (", sched::opKindName(st.op),
                              ") has peer ", st.peer, " outside 0..", nranks - 1);

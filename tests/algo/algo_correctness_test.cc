@@ -22,7 +22,7 @@ std::string label(const AlgoInfo* a) { return strCat(sched::collName(a->coll), "
 
 TEST(AlgoCorrectness, AllRanksAllSmallCounts) {
   for (CollType c : kColls) {
-    for (const AlgoInfo* a : algosFor(c)) {
+    for (const AlgoInfo* a : algosFor(c, /*withHost=*/true)) {
       for (int p = 1; p <= 17; ++p) {
         for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t(p - 1), uint64_t{1000}}) {
           for (bool inPlace : {false, true}) {
@@ -44,7 +44,7 @@ TEST(AlgoCorrectness, AllRanksAllSmallCounts) {
 
 TEST(AlgoCorrectness, LargeCount) {
   for (CollType c : kColls) {
-    for (const AlgoInfo* a : algosFor(c)) {
+    for (const AlgoInfo* a : algosFor(c, /*withHost=*/true)) {
       for (int p : {2, 3, 5, 8}) {
         CollArgs args;
         args.coll = c;
@@ -64,7 +64,7 @@ TEST(AlgoCorrectness, DtypesOpsRoots) {
                           DataType::kBfloat16, DataType::kUint32};
   const RedOp ops[] = {RedOp::kSum, RedOp::kProd, RedOp::kMax, RedOp::kMin, RedOp::kAvg};
   for (CollType c : kColls) {
-    for (const AlgoInfo* a : algosFor(c)) {
+    for (const AlgoInfo* a : algosFor(c, /*withHost=*/true)) {
       for (int p : {3, 6, 7}) {
         for (int k = 0; k < 5; ++k) {
           CollArgs args;

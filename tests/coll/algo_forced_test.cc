@@ -69,10 +69,12 @@ TEST_P(ForcedAlgo, ExactForRankCounts) {
 std::vector<Param> params() {
   std::vector<Param> out;
   for (const auto& a : algo::registry()) {
+    // Send/recv and barrier have tests of their own, and so have "direct" (direct_forced_test)
+    // and the one-builder gather, scatter and all-to-all-v (gather_scatter_test).
     if (a.coll == CollType::kSend || a.coll == CollType::kRecv || a.coll == CollType::kBarrier ||
         a.coll == CollType::kGather || a.coll == CollType::kScatter ||
-        a.coll == CollType::kAllToAllv)
-      continue;  // one builder each, no LOOM_ALGO choice: gather_scatter_test covers them
+        a.coll == CollType::kAllToAllv || a.host)
+      continue;
     for (const char* t : {"shm", "tcp"}) out.push_back({a.coll, a.name, t});
   }
   return out;

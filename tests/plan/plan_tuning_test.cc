@@ -110,12 +110,21 @@ TEST(DirectCandidate, PricedShownAndOverridden) {
     EXPECT_EQ(d.describe(), "direct");
     EXPECT_NEAR(d.predictedSec, (0.5 + 3 * 1.0) * 1e-6 + pl.model().directTerms(8).transfer, 1e-9);
     EXPECT_NE(pl.explain(allreduce(8)).find("direct"), std::string::npos);
-    // A caller that needs a schedule never gets the direct path; above its size it is no
-    // candidate.
+    // An operation merged into a group never gets it; above its size it is no candidate.
     EXPECT_FALSE(pl.choose(allreduce(8), /*allowDirect=*/false).direct);
     EXPECT_FALSE(pl.choose(allreduce(65536)).direct);
+    // Its schedule: one step over the transport's one-host primitive, send buffer to receive.
     sched::Schedule s;
-    EXPECT_FALSE(pl.build(d, allreduce(8), 0, &s).ok());
+    ASSERT_TRUE(pl.build(d, allreduce(8), 2, &s).ok());
+    EXPECT_EQ(s.algo, "direct");
+    ASSERT_EQ(s.steps.size(), 1u);
+    EXPECT_EQ(s.steps[0].op, sched::OpKind::kHostAllReduce);
+    EXPECT_EQ(s.steps[0].bytes, 8u);
+    EXPECT_EQ(s.rank, 2);
+    // Barriers have it too (a message of nothing).
+    sched::CollArgs barrier;
+    barrier.coll = sched::CollType::kBarrier;
+    EXPECT_TRUE(pl.choose(barrier).direct);
   }
   {  // Priced out: a direct path calibrated at 1 ms per peer loses to every schedule.
     PlannerContext slow = ctx;

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   std::printf("reduce kernels: %s\n", loom::kernels::isaName());
   std::printf("algorithms:\n");
   for (const auto& a : loom::algo::registry())
-    std::printf("  %-14s %s\n", loom::sched::collName(a.coll), a.name);
+    std::printf("  %-14s %s%s\n", loom::sched::collName(a.coll), a.name,
+                a.host ? " (one-host communicators: the shm transport's direct primitive)" : "");
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "calibrate.h"
+#include "core/identity.h"
 #include "core/params.h"
 #include "loom/loom.h"
 #include "plan/planner.h"
@@ -210,6 +211,7 @@ Status measureAllReduce(const MeasureSpec& m, Measured* out) {
     ctx.nranks = m.ranks;
     for (int r = 0; r < m.ranks; ++r) ctx.hostOf.push_back(m.transport == "tcp" ? r : 0);
     ctx.directBytes = m.transport == "shm" ? directBytes() : 0;
+    ctx.hostCpus = loom::usableCpus();  // the ranks are forked on this machine
     loom::plan::Planner planner(ctx);
     LOOM_CHECK(planner.status());
     for (uint64_t b : m.sizes) {
@@ -239,7 +241,7 @@ int measureMain(const std::string& transport, int ranks, const std::string& minS
   m.sizes.push_back(hi);
   for (const loom::algo::AlgoInfo* a : loom::algo::algosFor(loom::sched::CollType::kAllReduce))
     m.algos.push_back(a->name);
-  // A one-host communicator has the direct path for small all-reduces (api/shm_direct.h).
+  // A one-host communicator has the direct path for small all-reduces (transports/shm/direct.h).
   m.directBytes = transport == "shm" ? directBytes() : 0;
   if (m.directBytes > 0) m.algos.push_back("direct");
   if (!forcedOnly) m.algos.push_back("planner");

@@ -196,6 +196,10 @@ Status PlanSimulator::simulateOne(const sched::CollArgs& callArgs, SimulatedCand
     c->skipped = strCat("over budget: ", p, " ranks > ", s_.opt.maxRanks);
     return Status();
   }
+  if (c->d.direct) {  // one step over the host's shared segment: the flow model has no such thing
+    c->skipped = "direct: priced by the cost model, not simulated";
+    return Status();
+  }
   sched::Schedule s0;
   LOOM_CHECK(planner_->build(c->d, args, 0, &s0));
   uint64_t sends = 0;

@@ -101,6 +101,25 @@ Status ShmTransport::create(const SetupArgs& args, std::unique_ptr<Transport>* o
   }
   std::unique_ptr<ShmTransport> t(new ShmTransport(args));
   LOOM_CHECK(t->setup(args));
+  // Every rank of the communicator on this host: the one-host direct all-reduce too. Every rank
+  // sees the same peers and parameters, so all make it or none does.
+  const int64_t directBytes = params::shmDirectBytes();
+  if (args.nranks > 1 && static_cast<int>(args.peers.size()) == args.nranks - 1 && directBytes > 0) {
+    ShmDirect::Args d;
+    d.rank = args.rank;
+    d.nranks = args.nranks;
+    d.tag = args.commTag;
+    d.allGather = args.allGather;
+    d.ids = args.ids;
+    d.abortFlag = args.abortFlag;
+    d.timeoutMs = args.timeoutMs;
+    d.spinUs = params::spinUs();
+    d.peerCheckMs = params::peerCheckMs();
+    d.maxBytes = static_cast<uint64_t>(directBytes);
+    LOOM_CHECK(ShmDirect::create(d, &t->direct_));
+    LOOM_INFO(PLAN, "allreduce and barrier up to ", directBytes,
+              " bytes may take the one-host direct path (LOOM_SHM_DIRECT_BYTES)");
+  }
   int cma = 0;
   for (const Peer& p : t->peers_) cma += p.cmaSend ? 1 : 0;
   LOOM_INFO(NET, "shm transport ready: ", t->peers_.size(), " peers, ring ", t->ringBytes_,

@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "core/socket.h"
+#include "transports/shm/direct.h"
 #include "transports/shm/layout.h"
 #include "transports/transport.h"
 
@@ -99,6 +100,9 @@ class ShmTransport final : public Transport {
   void wake() override;
   bool armPoll(std::vector<pollfd>* fds) override;
   void disarmPoll() override;
+  // The one-host direct all-reduce (direct.h) when every rank of the communicator is a peer on
+  // this host and LOOM_SHM_DIRECT_BYTES > 0; nullptr otherwise.
+  HostCollective* hostCollective() override { return direct_.get(); }
 
   // Rough constants, not calibrated at run time. The copies on the two sides overlap, so a stream
   // runs at 0.6-0.9x one core's memcpy (tests/transports_shm/shm_transport_perf on the 2-core
@@ -196,6 +200,7 @@ class ShmTransport final : public Transport {
   volatile uint64_t probeWord_ = 0;      // read by peers' probes
   std::unique_ptr<uint8_t[]> cmaBlock_;  // reducing single-copy receives land here first
   uint64_t cmaReceived_ = 0;
+  std::unique_ptr<ShmDirect> direct_;
 };
 
 }  // namespace loom::transport::shm
