@@ -46,8 +46,8 @@ struct Capabilities {
 
 // A collective primitive some transports offer over every rank of the communicator at once (shm:
 // one shared segment for a communicator that lives on one host, transports/shm/direct.h). Schedules
-// reach it through a single OpKind::kHostAllReduce step (algo/allreduce_direct.cc); every rank calls
-// it in the same order.
+// reach it through a single OpKind::kHostAllReduce step (algo/allreduce_direct.cc); every rank
+// calls it in the same order.
 class HostCollective {
  public:
   virtual ~HostCollective() = default;
@@ -55,8 +55,7 @@ class HostCollective {
   virtual uint64_t maxBytes() const = 0;
   // recv = send[0] op send[1] op ... op send[p-1], bit-identical on every rank; in place allowed;
   // count 0 is a barrier. Errors name the late or dead ranks.
-  virtual Status allReduce(const void* send, void* recv, uint64_t count, DataType dt,
-                           RedOp op) = 0;
+  virtual Status allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op) = 0;
 };
 
 class Transport {

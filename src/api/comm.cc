@@ -215,8 +215,15 @@ Status scheduleFor(loomComm* c, const OpDesc& op, bool alone,
                    std::shared_ptr<const sched::Schedule>* out) {
   sched::CollArgs a = collArgsOf(op);
   a.chunkBytes = static_cast<uint64_t>(std::max<int64_t>(4096, params::chunkBytes()));
-  const ScheduleKey key{static_cast<int>(a.coll), static_cast<int>(a.dtype), static_cast<int>(a.op),
-                        a.root,  a.peer, a.inPlace, alone, a.count, a.chunkBytes};
+  const ScheduleKey key{static_cast<int>(a.coll),
+                        static_cast<int>(a.dtype),
+                        static_cast<int>(a.op),
+                        a.root,
+                        a.peer,
+                        a.inPlace,
+                        alone,
+                        a.count,
+                        a.chunkBytes};
   // All-to-all-v's per-peer counts are not in the key: its schedules are built for each call.
   const bool cacheable = op.coll != sched::CollType::kAllToAllv;
   {

@@ -35,7 +35,8 @@ struct OpDesc {
   int root = 0;
   int peer = -1;
   bool inPlace = false;
-  // kAllToAllv: sendcounts, sdispls, recvcounts, rdispls (4 * nranks elements), copied at call time.
+  // kAllToAllv: sendcounts, sdispls, recvcounts, rdispls (4 * nranks elements), copied at call
+  // time.
   std::shared_ptr<const std::vector<uint64_t>> vcounts;
   bool reduces() const;
 };
@@ -68,7 +69,8 @@ struct loomComm {
   std::unique_ptr<loom::bootstrap::Bootstrap> bootstrap;
   std::vector<loom::PeerIdentity> ids;
   std::unique_ptr<loom::transport::Transport> shm, tcp;
-  loom::plan::Overrides overrides;  // LOOM_ALGO / LOOM_TUNE, checked at init (the planner applies them)
+  // LOOM_ALGO / LOOM_TUNE, checked at init (the planner applies them).
+  loom::plan::Overrides overrides;
   std::vector<loom::transport::Transport*> transportOf;
   std::vector<loom::transport::Transport*> transports;
   loom::sched::ExecContext exec;                      // filled once the transports are up

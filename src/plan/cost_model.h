@@ -164,9 +164,9 @@ class CostModel {
   };
   Terms terms(const std::vector<Round>& rounds, bool pipelined, uint64_t collBytes = 0) const;
 
-  // The one-host "direct" algorithm (transports/shm/direct.h) for an all-reduce of `bytes`: every rank copies
-  // its contribution into its slot, waits for every other slot and reduces all p slots. Terms:
-  // `rounds` counts the p - 1 peers a rank waits for (roundUs), `wakes` the cores'
+  // The one-host "direct" algorithm (transports/shm/direct.h) for an all-reduce of `bytes`: every
+  // rank copies its contribution into its slot, waits for every other slot and reduces all p slots.
+  // Terms: `rounds` counts the p - 1 peers a rank waits for (roundUs), `wakes` the cores'
   // oversubscription beyond 1, `transfer` the copy and the p-slot reduction of all ranks spread
   // over the cores (what bwEff divides). Priced with the "direct" AlgoFit.
   Terms directTerms(uint64_t bytes) const;

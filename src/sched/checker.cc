@@ -57,7 +57,8 @@ struct Sim {
       return internalError("rank ", r, " step ", i, ": bad peer ", s.peer);
     size_t es = dtypeSize(run->dtype);
     if ((s.op == OpKind::kRecvReduce || s.op == OpKind::kReduce ||
-         s.op == OpKind::kHostAllReduce) && s.bytes % es != 0)
+         s.op == OpKind::kHostAllReduce) &&
+        s.bytes % es != 0)
       return internalError("rank ", r, " step ", i, ": reduce of ", s.bytes,
                            " bytes is not a whole number of elements");
     for (uint32_t k = 0; k < s.depCount; ++k) {
@@ -92,8 +93,8 @@ struct Sim {
       if (q == 0) {
         sum.assign(in, in + bytes);
       } else {
-        kernels::reduceScalar(sum.data(), sum.data(), in, bytes / dtypeSize(run->dtype),
-                              run->dtype, run->op);
+        kernels::reduceScalar(sum.data(), sum.data(), in, bytes / dtypeSize(run->dtype), run->dtype,
+                              run->op);
       }
     }
     for (int q = 0; q < p; ++q) {

@@ -167,10 +167,9 @@ TEST(PlannerOversubscribed, PricesTheSharedCoresWithoutAWarning) {
           if (!e.empty()) return e;
           if (log.find(" loom WARN ") != std::string::npos)
             return "rank " + std::to_string(rank) + " warned: " + log;
-          const std::string what = std::to_string(np) + " ranks share this host's " +
-                                   std::to_string(cpus) +
-                                   " CPUs; the planner prices the shared cores (cores=" +
-                                   std::to_string(cpus) + ")";
+          const std::string what =
+              std::to_string(np) + " ranks share this host's " + std::to_string(cpus) +
+              " CPUs; the planner prices the shared cores (cores=" + std::to_string(cpus) + ")";
           if (rank == 0) return expectLine(log, what);
           return log.find("ranks share this host's") == std::string::npos
                      ? ""

@@ -62,8 +62,8 @@ struct ShmDirect::Slot {
 };
 
 Status ShmDirect::create(const Args& a, std::unique_ptr<ShmDirect>* out) {
-  if (a.nranks < 2 || a.ids.size() != static_cast<size_t>(a.nranks) || !a.allGather || a.tag.empty() ||
-      a.tag.find('/') != std::string::npos)
+  if (a.nranks < 2 || a.ids.size() != static_cast<size_t>(a.nranks) || !a.allGather ||
+      a.tag.empty() || a.tag.find('/') != std::string::npos)
     return invalidArgument("ShmDirect::create: needs nranks >= 2, ids, allGather and a tag");
   std::unique_ptr<ShmDirect> d(new ShmDirect(a));
   d->stride_ = alignUp(sizeof(uint64_t) + a.maxBytes, kLine);

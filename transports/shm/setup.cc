@@ -104,7 +104,8 @@ Status ShmTransport::create(const SetupArgs& args, std::unique_ptr<Transport>* o
   // Every rank of the communicator on this host: the one-host direct all-reduce too. Every rank
   // sees the same peers and parameters, so all make it or none does.
   const int64_t directBytes = params::shmDirectBytes();
-  if (args.nranks > 1 && static_cast<int>(args.peers.size()) == args.nranks - 1 && directBytes > 0) {
+  if (args.nranks > 1 && static_cast<int>(args.peers.size()) == args.nranks - 1 &&
+      directBytes > 0) {
     ShmDirect::Args d;
     d.rank = args.rank;
     d.nranks = args.nranks;
