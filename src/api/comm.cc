@@ -61,7 +61,9 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   if (!tcpPeers.empty()) c->transports.push_back(c->tcp.get());
   LOOM_INFO(INIT, "comm ", c->name, " rank ", c->rank, "/", c->nranks, ": ", shmPeers.size(),
             " shm peers, ", tcpPeers.size(), " tcp peers");
-  return plan::parseOverrides(params::algo(), params::tune(), &c->overrides);
+  // A bad LOOM_ALGO / LOOM_TUNE fails init here; the planner parses and applies them itself.
+  plan::Overrides checked;
+  return plan::parseOverrides(params::algo(), params::tune(), &checked);
 }
 
 // All ranks on one host: the planner shares that host's CPUs among them when they are fewer than

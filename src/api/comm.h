@@ -69,8 +69,6 @@ struct loomComm {
   std::unique_ptr<loom::bootstrap::Bootstrap> bootstrap;
   std::vector<loom::PeerIdentity> ids;
   std::unique_ptr<loom::transport::Transport> shm, tcp;
-  // LOOM_ALGO / LOOM_TUNE, checked at init (the planner applies them).
-  loom::plan::Overrides overrides;
   std::vector<loom::transport::Transport*> transportOf;
   std::vector<loom::transport::Transport*> transports;
   loom::sched::ExecContext exec;                      // filled once the transports are up

@@ -46,8 +46,14 @@ Status readParams(CostParams* out) {
   return s;
 }
 
-// Collectives with a one-host "direct" algorithm (LOOM_HOST_ALGO in algo/registry.def).
-bool hasDirect(CollType c) { return c == CollType::kAllReduce || c == CollType::kBarrier; }
+// The collective's algorithm over the transport's one-host primitive (LOOM_HOST_ALGO in
+// algo/registry.def), or nullptr.
+const algo::AlgoInfo* hostAlgo(CollType c) {
+  for (const algo::AlgoInfo* a : algo::algosFor(c, /*withHost=*/true))
+    if (a->host) return a;
+  return nullptr;
+}
+bool hasDirect(CollType c) { return hostAlgo(c) != nullptr; }
 
 // Whether an override sends all-reduces or barriers to the direct path.
 bool namesDirect(const Overrides& o) {
@@ -124,7 +130,7 @@ bool Planner::directFits(const sched::CollArgs& args) const {
 
 Decision Planner::directDecision(const sched::CollArgs& args) const {
   Decision d;
-  d.algo = algo::findAlgo(args.coll, "direct");
+  d.algo = hostAlgo(args.coll);
   d.direct = true;
   d.predictedSec = model_->priceDirect(messageBytes(args, ctx_.nranks));
   d.bottleneck =

@@ -2,17 +2,12 @@
 // bit-identical on every rank, safe when direct and scheduled calls alternate (slot reuse across
 // parities), bypassed by LOOM_ALGO, and a dead or absent peer is named within the timeout.
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <signal.h>
-#include <sys/mman.h>
-#include <time.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <new>
 #include <string>
 #include <thread>
 #include <vector>
