@@ -21,32 +21,40 @@
 
 #include "core/datatype.h"
 
+// The element ops below are shared with the CUDA kernels (kernels/reduce_cuda.cu): under nvcc they
+// are host and device functions, so the CPU tests cover the arithmetic the GPU runs.
+#if defined(__CUDACC__)
+#define LOOM_HD __host__ __device__
+#else
+#define LOOM_HD
+#endif
+
 namespace loom::kernels {
 namespace {  // NOLINT(build/namespaces): see the header comment.
 
 template <typename T>
-inline T ld(const T* p) {
+LOOM_HD inline T ld(const T* p) {
   T v;
   __builtin_memcpy(&v, p, sizeof(T));
   return v;
 }
 template <typename T>
-inline void st(T* p, T v) {
+LOOM_HD inline void st(T* p, T v) {
   __builtin_memcpy(p, &v, sizeof(T));
 }
-inline uint32_t floatBits(float f) {
+LOOM_HD inline uint32_t floatBits(float f) {
   uint32_t u;
   __builtin_memcpy(&u, &f, 4);
   return u;
 }
-inline float bitsFloat(uint32_t u) {
+LOOM_HD inline float bitsFloat(uint32_t u) {
   float f;
   __builtin_memcpy(&f, &u, 4);
   return f;
 }
 
 // IEEE binary16 -> binary32, exact. NaN payloads are kept and made quiet (as F16C does).
-inline float halfToFloatInl(uint16_t h) {
+LOOM_HD inline float halfToFloatInl(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t man = h & 0x3ffu;
@@ -59,7 +67,7 @@ inline float halfToFloatInl(uint16_t h) {
 }
 
 // binary32 -> binary16, round to nearest even; NaN -> quiet NaN with the top payload bits.
-inline uint16_t floatToHalfInl(float f) {
+LOOM_HD inline uint16_t floatToHalfInl(float f) {
   uint32_t x = floatBits(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t ax = x & 0x7fffffffu;
@@ -83,21 +91,23 @@ inline uint16_t floatToHalfInl(float f) {
   return static_cast<uint16_t>(sign | q);
 }
 
-inline float bf16ToFloatInl(uint16_t h) { return bitsFloat(static_cast<uint32_t>(h) << 16); }
+LOOM_HD inline float bf16ToFloatInl(uint16_t h) {
+  return bitsFloat(static_cast<uint32_t>(h) << 16);
+}
 
-inline uint16_t floatToBf16Inl(float f) {
+LOOM_HD inline uint16_t floatToBf16Inl(float f) {
   uint32_t x = floatBits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
 struct HalfCvt {
-  static float toFloat(uint16_t h) { return halfToFloatInl(h); }
-  static uint16_t fromFloat(float f) { return floatToHalfInl(f); }
+  LOOM_HD static float toFloat(uint16_t h) { return halfToFloatInl(h); }
+  LOOM_HD static uint16_t fromFloat(float f) { return floatToHalfInl(f); }
 };
 struct Bf16Cvt {
-  static float toFloat(uint16_t h) { return bf16ToFloatInl(h); }
-  static uint16_t fromFloat(float f) { return floatToBf16Inl(f); }
+  LOOM_HD static float toFloat(uint16_t h) { return bf16ToFloatInl(h); }
+  LOOM_HD static uint16_t fromFloat(float f) { return floatToBf16Inl(f); }
 };
 
 // Ops work on scalars and on GCC vector types alike. kWraps: integer arithmetic is done in the
@@ -105,21 +115,21 @@ struct Bf16Cvt {
 struct OpSum {
   static constexpr bool kWraps = true;
   template <typename X>
-  static X apply(X a, X b) {
+  LOOM_HD static X apply(X a, X b) {
     return a + b;
   }
 };
 struct OpProd {
   static constexpr bool kWraps = true;
   template <typename X>
-  static X apply(X a, X b) {
+  LOOM_HD static X apply(X a, X b) {
     return a * b;
   }
 };
 struct OpMax {
   static constexpr bool kWraps = false;
   template <typename X>
-  static X apply(X a, X b) {
+  LOOM_HD static X apply(X a, X b) {
     X r = a > b ? a : b;
     return a != a ? a : r;  // NaN in a wins; NaN in b already came through (a > NaN is false)
   }
@@ -127,7 +137,7 @@ struct OpMax {
 struct OpMin {
   static constexpr bool kWraps = false;
   template <typename X>
-  static X apply(X a, X b) {
+  LOOM_HD static X apply(X a, X b) {
     X r = a < b ? a : b;
     return a != a ? a : r;
   }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "algo/registry.h"
+#include "api/device_staging.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "kernels/reduce.h"
@@ -289,11 +290,13 @@ Status rootCause(const loomComm* c, Status s) {
 }  // namespace
 
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
+  if (anyStaged(ops)) return runStaged(ops, [c](const auto& host) { return runOps(c, host); });
   Status s = runOpsOnce(c, ops);
   return s.ok() ? s : rootCause(c, std::move(s));
 }
 
 Status runOp(loomComm* c, const OpDesc& o) {
+  if (o.staging) return runStaged({o}, [c](const auto& host) { return runOp(c, host[0]); });
   std::shared_ptr<const sched::Schedule> s;
   const RedOp norm = o.op == RedOp::kAvg ? RedOp::kSum : o.op;
   Status st = scheduleFor(c, o, /*alone=*/true, &s);

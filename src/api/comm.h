@@ -24,6 +24,8 @@
 
 namespace loom::api {
 
+struct DeviceStaging;
+
 // One user call (collective or point-to-point).
 struct OpDesc {
   sched::CollType coll = sched::CollType::kAllReduce;
@@ -38,6 +40,8 @@ struct OpDesc {
   // kAllToAllv: sendcounts, sdispls, recvcounts, rdispls (4 * nranks elements), copied at call
   // time.
   std::shared_ptr<const std::vector<uint64_t>> vcounts;
+  // Set when a buffer is GPU memory: the op runs on host copies (api/device_staging.h).
+  std::shared_ptr<const DeviceStaging> staging;
   bool reduces() const;
 };
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "api/comm.h"
+#include "api/device_staging.h"
 #include "api/stream.h"
 
 using loom::Status;
@@ -116,6 +117,7 @@ Status check(loomComm* c, OpDesc* o, int rawDtype, int rawOp) {
         : o->coll == CollType::kAllToAll      ? "no overlap: in-place all-to-all is not supported"
                                               : "sendbuff == recvbuff",
         ")");
+  loom::api::stageIfDevice(o, needSend ? sb : 0, needRecv ? rb : 0);
   return Status();
 }
 
@@ -217,6 +219,7 @@ Status checkAllToAllv(loomComm* c, OpDesc* o, int rawDtype, const size_t* sc, co
   }
   o->vcounts = std::move(v);
   o->count = std::max(sendEnd, recvEnd);
+  loom::api::stageIfDevice(o, sendEnd * es, recvEnd * es);
   return Status();
 }
 

@@ -1,0 +1,33 @@
+# LOOM_CUDA=AUTO|ON|OFF: CUDA kernels and device-memory support (issue #49).
+# AUTO builds them when a CUDA compiler is found (CUDACXX, PATH, or /usr/local/cuda/bin/nvcc);
+# ON fails the configure without one; OFF never looks. LOOM_WITH_CUDA says what was decided.
+set(LOOM_CUDA AUTO CACHE STRING "CUDA support: AUTO, ON or OFF")
+set_property(CACHE LOOM_CUDA PROPERTY STRINGS AUTO ON OFF)
+set(LOOM_WITH_CUDA OFF)
+set(LOOM_CUDA_SUMMARY "OFF (LOOM_CUDA=OFF)")
+if(NOT LOOM_CUDA STREQUAL "OFF")
+  if(NOT DEFINED ENV{CUDACXX} AND NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(ENV{CUDACXX} /usr/local/cuda/bin/nvcc)
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      # SASS for A100 and H100, plus compute_90 PTX that newer GPUs compile at load time.
+      set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
+    endif()
+    set(CMAKE_CUDA_STANDARD 17)
+    set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(LOOM_WITH_CUDA ON)
+    add_compile_definitions(LOOM_HAVE_CUDA=1)
+    # No fused multiply-add: the GPU rounds like the CPU kernels (-ffp-contract=off there).
+    add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>)
+    set(LOOM_CUDA_SUMMARY "ON (CUDA ${CUDAToolkit_VERSION}, archs ${CMAKE_CUDA_ARCHITECTURES})")
+  elseif(LOOM_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "LOOM_CUDA=ON but no CUDA compiler was found; set CUDACXX to nvcc")
+  else()
+    set(LOOM_CUDA_SUMMARY "OFF (no CUDA compiler found)")
+  endif()
+endif()
