@@ -21,7 +21,6 @@ if(NOT LOOM_CUDA STREQUAL "OFF")
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(LOOM_WITH_CUDA ON)
-    add_compile_definitions(LOOM_HAVE_CUDA=1)
     # No fused multiply-add: the GPU rounds like the CPU kernels (-ffp-contract=off there).
     add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:--fmad=false>)
     set(LOOM_CUDA_SUMMARY "ON (CUDA ${CUDAToolkit_VERSION}, archs ${CMAKE_CUDA_ARCHITECTURES})")
