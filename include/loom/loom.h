@@ -119,6 +119,12 @@ loomResult_t loomStreamQuery(loomStream_t stream);
 /* Waits up to timeoutMs (< 0: forever) for all queued work. */
 loomResult_t loomStreamSynchronize(loomStream_t stream, int64_t timeoutMs);
 loomResult_t loomStreamDestroy(loomStream_t stream);
+/* A loom stream ordered with a CUDA stream (cudaStream_t / CUstream; NULL: the legacy default
+ * stream), as NCCL's collectives are: each operation queued on it starts after the GPU work queued
+ * on cudaStream before the call, and GPU work queued on cudaStream after the call waits for the
+ * operation, without blocking the calling thread. Call it with the stream's CUDA context current
+ * (for example after cudaSetDevice). loomInvalidUsage without a CUDA driver. docs/gpu.md. */
+loomResult_t loomStreamCreateForCuda(loomStream_t* stream, void* cudaStream);
 /* Host callback on a stream: fn(userData, status) runs on the stream's thread after all work queued
  * before it; status is loomSuccess, or the first error of that earlier work (its message:
  * loomGetLastError(comm)). fn must not block on later work of the same stream. */

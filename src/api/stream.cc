@@ -37,6 +37,7 @@ void workerLoop(loomStream* s) {
 
 void streamEnqueue(loomStream* s, std::function<Status()> fn) {
   std::lock_guard<std::mutex> g(s->mu);
+  if (s->cuda) fn = s->cuda->wrap(std::move(fn));  // under the lock: wraps in queue order
   s->queue.push_back(std::move(fn));
   ++s->pending;
   s->cv.notify_one();
@@ -51,10 +52,10 @@ bool isLiveStream(const loomStream* s) {
 
 using loom::api::isLiveStream;
 
-extern "C" loomResult_t loomStreamCreate(loomStream_t* stream) {
-  if (stream == nullptr)
-    return loom::api::fail(nullptr, loom::invalidArgument("stream (output pointer) is NULL"));
+namespace {
+loomResult_t createStream(loomStream_t* stream, std::unique_ptr<loom::api::CudaOrder> cuda) {
   auto* s = new loomStream();
+  s->cuda = std::move(cuda);
   s->worker = std::thread(loom::api::workerLoop, s);
   {
     std::lock_guard<std::mutex> g(loom::api::mu());
@@ -62,6 +63,22 @@ extern "C" loomResult_t loomStreamCreate(loomStream_t* stream) {
   }
   *stream = s;
   return loomSuccess;
+}
+}  // namespace
+
+extern "C" loomResult_t loomStreamCreate(loomStream_t* stream) {
+  if (stream == nullptr)
+    return loom::api::fail(nullptr, loom::invalidArgument("stream (output pointer) is NULL"));
+  return createStream(stream, nullptr);
+}
+
+extern "C" loomResult_t loomStreamCreateForCuda(loomStream_t* stream, void* cudaStream) {
+  if (stream == nullptr)
+    return loom::api::fail(nullptr, loom::invalidArgument("stream (output pointer) is NULL"));
+  std::unique_ptr<loom::api::CudaOrder> order;
+  loom::Status st = loom::api::CudaOrder::create(cudaStream, &order);
+  if (!st.ok()) return loom::api::fail(nullptr, st);
+  return createStream(stream, std::move(order));
 }
 
 extern "C" loomResult_t loomStreamQuery(loomStream_t s) {

@@ -1,5 +1,5 @@
-// loomStream_t: an in-order queue of host operations run by one library thread. The same shape can
-// later wrap a CUDA stream (enqueue = launch a host function on it).
+// loomStream_t: an in-order queue of host operations run by one library thread, optionally ordered
+// with a CUDA stream (api/cuda_order.h).
 #pragma once
 
 #include <condition_variable>
@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "api/cuda_order.h"
 #include "core/status.h"
 
 struct loomStream {
@@ -19,6 +20,7 @@ struct loomStream {
   loom::Status firstError;
   bool stop = false;
   std::thread worker;
+  std::unique_ptr<loom::api::CudaOrder> cuda;  // loomStreamCreateForCuda
 };
 
 namespace loom::api {

@@ -22,8 +22,22 @@ const DriverApi* openDriver() {
   api.memFreeHost = reinterpret_cast<decltype(api.memFreeHost)>(sym("cuMemFreeHost"));
   api.getErrorString = reinterpret_cast<decltype(api.getErrorString)>(sym("cuGetErrorString"));
   api.ctxSetCurrent = reinterpret_cast<decltype(api.ctxSetCurrent)>(sym("cuCtxSetCurrent"));
+  api.ctxGetCurrent = reinterpret_cast<decltype(api.ctxGetCurrent)>(sym("cuCtxGetCurrent"));
+  api.eventCreate = reinterpret_cast<decltype(api.eventCreate)>(sym("cuEventCreate"));
+  api.eventRecord = reinterpret_cast<decltype(api.eventRecord)>(sym("cuEventRecord"));
+  api.eventSynchronize =
+      reinterpret_cast<decltype(api.eventSynchronize)>(sym("cuEventSynchronize"));
+  api.eventDestroy = reinterpret_cast<decltype(api.eventDestroy)>(sym("cuEventDestroy_v2"));
+  api.streamWaitValue32 =
+      reinterpret_cast<decltype(api.streamWaitValue32)>(sym("cuStreamWaitValue32_v2"));
+  api.streamSynchronize =
+      reinterpret_cast<decltype(api.streamSynchronize)>(sym("cuStreamSynchronize"));
+  api.memHostGetDevicePointer =
+      reinterpret_cast<decltype(api.memHostGetDevicePointer)>(sym("cuMemHostGetDevicePointer_v2"));
   if (!api.pointerGetAttribute || !api.memcpy || !api.memHostAlloc || !api.memFreeHost ||
-      !api.getErrorString || !api.ctxSetCurrent)
+      !api.getErrorString || !api.ctxSetCurrent || !api.ctxGetCurrent || !api.eventCreate ||
+      !api.eventRecord || !api.eventSynchronize || !api.eventDestroy || !api.streamWaitValue32 ||
+      !api.streamSynchronize || !api.memHostGetDevicePointer)
     return nullptr;  // the library is kept open: its symbols are not used, nothing is leaked twice
   return &api;
 }
@@ -70,6 +84,12 @@ void* contextOf(const void* p) {
   if (d->pointerGetAttribute(&ctx, kAttrContext, reinterpret_cast<uintptr_t>(p)) != 0)
     return nullptr;
   return ctx;
+}
+
+Status check(int err, const char* what) {
+  if (err == 0) return Status();
+  const DriverApi* d = driver();
+  return systemError(what, ": ", d ? errorText(d, err) : strCat("CUDA error ", err));
 }
 
 Status useContext(void* ctx) {

@@ -19,6 +19,15 @@ struct DriverApi {
   int (*memFreeHost)(void* p);
   int (*getErrorString)(int err, const char** str);
   int (*ctxSetCurrent)(void* ctx);
+  // Ordering with CUDA streams (api/cuda_order.h).
+  int (*ctxGetCurrent)(void** ctx);
+  int (*eventCreate)(void** event, unsigned flags);
+  int (*eventRecord)(void* event, void* stream);
+  int (*eventSynchronize)(void* event);
+  int (*eventDestroy)(void* event);
+  int (*streamWaitValue32)(void* stream, uintptr_t addr, uint32_t value, unsigned flags);
+  int (*streamSynchronize)(void* stream);
+  int (*memHostGetDevicePointer)(uintptr_t* dptr, void* p, unsigned flags);
 };
 
 // The driver's constants loom uses (cuda.h values, stable across releases).
@@ -26,7 +35,10 @@ constexpr int kAttrContext = 1;     // CU_POINTER_ATTRIBUTE_CONTEXT
 constexpr int kAttrMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
 constexpr int kAttrIsManaged = 8;   // CU_POINTER_ATTRIBUTE_IS_MANAGED
 constexpr int kMemoryTypeDevice = 2;
-constexpr unsigned kHostAllocPortable = 1;  // CU_MEMHOSTALLOC_PORTABLE
+constexpr unsigned kHostAllocPortable = 1;   // CU_MEMHOSTALLOC_PORTABLE
+constexpr unsigned kHostAllocDeviceMap = 2;  // CU_MEMHOSTALLOC_DEVICEMAP
+constexpr unsigned kEventDisableTiming = 2;  // CU_EVENT_DISABLE_TIMING
+constexpr unsigned kStreamWaitValueGeq = 0;  // CU_STREAM_WAIT_VALUE_GEQ
 
 // The table, or nullptr when libcuda.so.1 cannot be opened (no driver: host memory only).
 const DriverApi* driver();
@@ -43,6 +55,9 @@ void* contextOf(const void* p);
 // Makes ctx (from contextOf) current on the calling thread: loom's stream threads have none of
 // their own. nullptr does nothing.
 Status useContext(void* ctx);
+
+// "what: <driver's text for err>" as a system error, or OK when err is 0.
+Status check(int err, const char* what);
 
 // Copies bytes between any two of host and device memory through the driver.
 Status copy(void* dst, const void* src, size_t bytes);
