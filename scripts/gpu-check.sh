@@ -21,11 +21,11 @@ start=$(date +%s)
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee -a "$log"
 step configure cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOOM_CUDA=ON \
   -DLOOM_WITH_TORCH=OFF -DLOOM_ONLY_TEST_DIRS="coll;gpu"
-step build ninja -C build-gpu cuda_kernels_test gpu_collectives_test device_staging_test \
+step build ninja -C build-gpu cuda_kernels_test gpu_collectives_test device_staging_test cuda_stream_test \
   cuda_reduce_bw
 step "kernels vs CPU" ./build-gpu/tests/gpu/cuda_kernels_test
 step "collectives on device memory (2 and 4 ranks)" ./build-gpu/tests/gpu/gpu_collectives_test
-step "staging logic (fake driver)" ./build-gpu/tests/gpu/device_staging_test
+step "staging and stream logic (fake driver)" sh -c "./build-gpu/tests/gpu/device_staging_test && ./build-gpu/tests/gpu/cuda_stream_test"
 step "reduce kernel bandwidth" ./build-gpu/perf/gpu/cuda_reduce_bw 256
 echo
 echo "==== loom gpu-check summary ($(date -u +%F\ %H:%M) UTC, $(( $(date +%s) - start )) s) ===="

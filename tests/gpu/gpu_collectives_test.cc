@@ -1,6 +1,7 @@
 // Every collective on real GPU memory (cudaMalloc), ranks as processes sharing one GPU: each call
 // runs once on host buffers and once on device buffers with the same inputs, and the outputs must
-// be identical. Skips, saying why, where loom was built without CUDA or no GPU is present.
+// be identical; then an all-reduce ordered with a CUDA stream (loomStreamCreateForCuda). Skips,
+// saying why, where loom was built without CUDA or no GPU is present.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +42,32 @@ std::string sameOnDevice(const char* what, loomComm_t comm, size_t sendBytes, si
   cudaFree(dr);
   if (r != loomSuccess) return std::string(what) + " on device memory: " + loomGetLastError(comm);
   return hostOut == devOut ? "" : std::string(what) + ": device result differs from host result";
+}
+
+// Upload, all-reduce and download all queued on one CUDA stream, loom's part through
+// loomStreamCreateForCuda; only the final cudaStreamSynchronize waits.
+std::string onCudaStream(int rank, int p, loomComm_t comm) {
+  const size_t n = 1 << 20;
+  std::vector<float> in(n), out(n, -1.0f);
+  for (size_t i = 0; i < n; ++i) in[i] = static_cast<float>(rank + i % 13);
+  cudaStream_t cs;
+  void* d = nullptr;
+  if (cudaStreamCreate(&cs) != cudaSuccess || cudaMalloc(&d, n * 4) != cudaSuccess)
+    return "cudaStreamCreate/cudaMalloc failed";
+  loomStream_t ls = nullptr;
+  LOOM_TRY(loomStreamCreateForCuda(&ls, cs));
+  cudaMemcpyAsync(d, in.data(), n * 4, cudaMemcpyHostToDevice, cs);
+  LOOM_TRY(loomAllReduce(d, d, n, loomFloat32, loomSum, comm, ls));
+  cudaMemcpyAsync(out.data(), d, n * 4, cudaMemcpyDeviceToHost, cs);
+  if (cudaStreamSynchronize(cs) != cudaSuccess) return "cudaStreamSynchronize failed";
+  LOOM_TRY(loomStreamSynchronize(ls, 60000));
+  LOOM_TRY(loomStreamDestroy(ls));
+  cudaFree(d);
+  cudaStreamDestroy(cs);
+  for (size_t i = 0; i < n; ++i)
+    if (out[i] != static_cast<float>(p * (i % 13) + p * (p - 1) / 2))
+      return "all-reduce on a CUDA-ordered stream: element " + std::to_string(i) + " wrong";
+  return "";
 }
 
 std::string everyCollective(int rank, int p, loomComm_t comm) {
@@ -106,7 +133,7 @@ std::string everyCollective(int rank, int p, loomComm_t comm) {
     std::string e = run();
     if (!e.empty()) return e;
   }
-  return "";
+  return onCudaStream(rank, p, comm);
 }
 #endif
 
