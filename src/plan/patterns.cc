@@ -4,6 +4,7 @@
 #include <map>
 
 #include "algo/butterfly.h"
+#include "algo/channels.h"
 #include "algo/partition.h"
 #include "algo/trees.h"
 
@@ -112,6 +113,35 @@ void butterfly(Ctx* c, const std::vector<int>& m, uint64_t n, const std::string&
   c->add(outF, 1, 0);
 }
 
+// ring_rail: k snake-ordered rings (algo/channels.h), each over 1/k of the bytes, running at the
+// same time: round i of the result holds round i of every channel's ring.
+void ringRail(Ctx* c, const PatternArgs& pa, uint64_t n, uint64_t es, uint64_t chunk) {
+  sched::Group g;
+  g.nranks = pa.nranks;
+  g.hostOf = pa.parts;
+  const int k = algo::channelsFor(pa.args, g);
+  const uint64_t slice = algo::piece(pa.args.count, k, 0).count * es;
+  std::vector<Round> merged;
+  for (int ch = 0; ch < k; ++ch) {
+    std::vector<Round> rs;
+    Ctx cc{pa, &rs};
+    ringAllReduce(&cc, algo::channelOrder(g, ch, algo::ChannelOrder::kSnake), slice, chunk, true,
+                  true);
+    for (Round& r : rs)
+      for (Flow& f : r.flows) f.channel = ch;
+    if (merged.empty()) {
+      merged = std::move(rs);
+      continue;
+    }
+    for (size_t i = 0; i < merged.size() && i < rs.size(); ++i) {
+      merged[i].flows.insert(merged[i].flows.end(), rs[i].flows.begin(), rs[i].flows.end());
+      merged[i].reduceBytes += rs[i].reduceBytes;  // a rank reduces for every channel
+    }
+  }
+  (void)n;
+  for (Round& r : merged) c->add(std::move(r.flows), r.repeat, r.reduceBytes);
+}
+
 std::vector<int> positions(const PatternArgs& pa) {
   if (pa.order.size() == static_cast<size_t>(pa.nranks)) return pa.order;
   std::vector<int> m(pa.nranks);
@@ -186,7 +216,7 @@ bool hasPattern(CollType coll, const std::string& a) {
   switch (coll) {
     case CollType::kAllReduce:
       return a == "ring" || a == "tree" || a == "rd" || a == "rabenseifner" || a == "hier" ||
-             a == "hier_tree";
+             a == "hier_tree" || a == "ring_rail";
     case CollType::kReduceScatter:
       return a == "ring" || a == "halving";
     case CollType::kAllGather:
@@ -217,6 +247,8 @@ Status patternRounds(const std::string& a, const PatternArgs& pa, std::vector<Ro
       treeAllReduce(&c, m, n, chunk);
     else if (a == "rd" || a == "rabenseifner")
       butterfly(&c, m, n, a);
+    else if (a == "ring_rail")
+      ringRail(&c, pa, n, es, chunk);
     else
       hier(&c, pa, n, a == "hier_tree");
   } else if (coll == CollType::kReduceScatter || coll == CollType::kAllGather) {
