@@ -97,6 +97,7 @@ TEST(CostModel, PatternsAgreeWithSchedules) {
       {sched::CollType::kBroadcast, "tree"}, {sched::CollType::kReduce, "binomial"},
       {sched::CollType::kReduce, "tree"},    {sched::CollType::kReduceScatter, "halving"},
       {sched::CollType::kAllGather, "rd"},   {sched::CollType::kReduceScatter, "ring"},
+      {sched::CollType::kAllReduce, "ring_rail"},
   };
   for (auto [coll, name] : algos) {
     const algo::AlgoInfo* a = algo::findAlgo(coll, name);
