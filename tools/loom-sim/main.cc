@@ -20,6 +20,7 @@
 #include "sim/report.h"
 #include "sim/schedule_set.h"
 #include "sim/whatif.h"
+#include "topo/classify.h"
 
 namespace loom::simtool {
 namespace {
