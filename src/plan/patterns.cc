@@ -159,15 +159,9 @@ void hier(Ctx* c, const PatternArgs& pa, uint64_t n, bool crossTree) {
     if (it->second == static_cast<int>(parts.size())) parts.emplace_back();
     parts[it->second].push_back(r);
   }
-  size_t L = m.size();
-  for (auto& pt : parts) L = std::min(L, pt.size());
-  std::vector<Flow> foldIn, foldOut;
-  for (auto& pt : parts)
-    for (size_t e = L; e < pt.size(); ++e) {
-      foldIn.push_back({pt[e], pt[e % L], n});
-      foldOut.push_back({pt[e % L], pt[e], n});
-    }
-  c->add(foldIn, 1, n);
+  // L: the largest part; a smaller part's rank q owns indices j = q mod its size (allreduce_hier).
+  size_t L = 1;
+  for (auto& pt : parts) L = std::max(L, pt.size());
   const uint64_t chunk = pa.args.chunkBytes;
   const uint64_t loops = std::max<uint64_t>(1, ceilDiv(n, chunk * L * parts.size()));
   const uint64_t seg = ceilDiv(n, L * loops);
@@ -176,7 +170,8 @@ void hier(Ctx* c, const PatternArgs& pa, uint64_t n, bool crossTree) {
     if (L < 2) return;
     std::vector<Flow> f;
     for (auto& pt : parts)
-      for (size_t j = 0; j < L; ++j) f.push_back({pt[j], pt[(j + 1) % L], seg});
+      for (size_t j = 0; j < pt.size() && pt.size() > 1; ++j)
+        f.push_back({pt[j], pt[(j + 1) % pt.size()], seg});
     c->add(std::move(f), (L - 1) * loops, reduce ? seg : 0);
   };
   intra(true);
@@ -188,7 +183,7 @@ void hier(Ctx* c, const PatternArgs& pa, uint64_t n, bool crossTree) {
       std::vector<Round> one;
       Ctx s1{c->pa, &one};
       std::vector<int> rail;
-      for (auto& pt : parts) rail.push_back(pt[j]);
+      for (auto& pt : parts) rail.push_back(pt[j % pt.size()]);
       if (crossTree)
         treeAllReduce(&s1, rail, seg, chunk);
       else
@@ -207,7 +202,6 @@ void hier(Ctx* c, const PatternArgs& pa, uint64_t n, bool crossTree) {
     }
   }
   intra(false);
-  c->add(foldOut, 1, 0);
 }
 
 }  // namespace
