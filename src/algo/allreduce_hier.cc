@@ -26,7 +26,7 @@ namespace {
 
 struct Parts {
   std::vector<std::vector<int>> members;  // per part, ranks ascending
-  int part = 0, local = 0, L = 0;  // L: ranks of the largest part
+  int part = 0, local = 0, L = 0;         // L: ranks of the largest part
 };
 
 Parts partsOf(const Group& g) {

@@ -55,7 +55,8 @@ int channelsFor(const CollArgs& a, const Group& g) {
 Status buildChannels(const CollArgs& a, const Group& g, Builder inner, int k, ChannelOrder kind,
                      const char* name, Schedule* out) {
   if (a.coll != CollType::kAllReduce)
-    return invalidArgument("channels: only all-reduce splits into channels, not ", collName(a.coll));
+    return invalidArgument("channels: only all-reduce splits into channels, not ",
+                           collName(a.coll));
   if (k < 1 || k > sched::kMaxChannels)
     return invalidArgument("channels must be in 1..", sched::kMaxChannels, ", got ", k);
   const uint64_t es = dtypeSize(a.dtype);

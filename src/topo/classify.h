@@ -46,10 +46,10 @@ std::vector<std::string> missingLinks(const Fabric& expected, const Fabric& foun
 struct FabricCounts {
   int switches = 0;
   int switchesPerLevel[3] = {0, 0, 0};  // leaf, spine, core (classified fabrics)
-  long switchPorts = 0;                  // switch ports with a cable
-  long hostCables = 0;                   // switch <-> CA
-  long switchCables = 0;                 // switch <-> switch
-  long globalCables = 0;                 // of those, Dragonfly+ global links
+  long switchPorts = 0;                 // switch ports with a cable
+  long hostCables = 0;                  // switch <-> CA
+  long switchCables = 0;                // switch <-> switch
+  long globalCables = 0;                // of those, Dragonfly+ global links
 };
 FabricCounts countFabric(const Topology& t);
 // "2816 switches (512 leaf, 256 spine, 2048 core), 81920 switch ports in use, 49152 cables (...)"

@@ -31,10 +31,10 @@ CostParams gpuParams() {
 
 TEST(PlanChannels, RailFatTreePicksRailAlignedChannels) {
   topo::Topology t;
-  ASSERT_TRUE(topo::synth::generateFromSpec(
-                  "fat-tree:levels=2,leavesPerPod=2,spinesPerPod=8,hostsPerLeaf=8,rails=8,speed=NDR",
-                  &t)
-                  .ok());
+  ASSERT_TRUE(
+      topo::synth::generateFromSpec(
+          "fat-tree:levels=2,leavesPerPod=2,spinesPerPod=8,hostsPerLeaf=8,rails=8,speed=NDR", &t)
+          .ok());
   topo::classify(&t);
   PlannerContext c;
   c.nranks = 128;
@@ -77,11 +77,10 @@ TEST(PlanChannels, ForcedRingRailOnOneHostIsMultiChannelAndExact) {
   std::set<int> channels;
   for (const sched::Step& st : s.steps) channels.insert(st.channel);
   EXPECT_EQ(static_cast<int>(channels.size()), d.channels);
-  Status st = sched::checkCollective(
-      [&](const sched::CollArgs& args, const sched::Group& g, sched::Schedule* out) {
-        return pl.build(d, args, g.rank, out);
-      },
-      a, 4, c.hostOf);
+  Status st =
+      sched::checkCollective([&](const sched::CollArgs& args, const sched::Group& g,
+                                 sched::Schedule* out) { return pl.build(d, args, g.rank, out); },
+                             a, 4, c.hostOf);
   EXPECT_TRUE(st.ok()) << st.toString();
 }
 

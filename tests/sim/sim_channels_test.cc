@@ -21,7 +21,8 @@ struct SimRun {
 };
 
 // All-reduce of `bytes` with ring_rail at `channels` (0: default) on every GPU of `spec`.
-SimRun simulateRingRail(const std::string& spec, uint64_t bytes, int channels, bool rotated = false) {
+SimRun simulateRingRail(const std::string& spec, uint64_t bytes, int channels,
+                        bool rotated = false) {
   topo::Topology t;
   EXPECT_TRUE(topo::synth::generateFromSpec(spec, &t).ok());
   Net net;
@@ -62,8 +63,8 @@ TEST(SimChannels, KRailAlignedChannelsGiveKTimesOneChannel) {
   for (int k : {1, 8}) {
     const double want = 2.0 * (p - 1) / p * (n / k) / 50e9 + 2.3e-6;
     const double got = (k == 1 ? one : eight).seconds;
-    EXPECT_NEAR(got / want, 1.0, 0.01) << "k=" << k << " sim " << got * 1e6 << " us, closed form "
-                                       << want * 1e6 << " us";
+    EXPECT_NEAR(got / want, 1.0, 0.01)
+        << "k=" << k << " sim " << got * 1e6 << " us, closed form " << want * 1e6 << " us";
   }
   EXPECT_NEAR(eight.busbw / one.busbw, 8.0, 0.08);
   EXPECT_NEAR(eight.busbw, 400, 4);

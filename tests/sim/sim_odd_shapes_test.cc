@@ -25,8 +25,8 @@ double simulateHier(const std::string& spec, const NodeParams& np, int ranks, co
   sched::CollArgs args;
   args.count = bytes / 4;
   ScheduleSet set(ranks);
-  Status s = buildScheduleSet(algo::findAlgo(sched::CollType::kAllReduce, algo)->build, args,
-                              ranks, hostOf, &set);
+  Status s = buildScheduleSet(algo::findAlgo(sched::CollType::kAllReduce, algo)->build, args, ranks,
+                              hostOf, &set);
   EXPECT_TRUE(s.ok()) << s.toString();
   SimOptions o;
   o.routing = RoutingMode::kSpray;

@@ -31,7 +31,8 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
   app.add_option("--coll", o->coll,
                  "allreduce, allgather, reducescatter, broadcast, reduce, alltoall")
       ->capture_default_str();
-  app.add_option("--size", o->size, "message size (nccl-tests 'size'): 1M, 1G, 4GiB ..., or a list 1M,32M,1G")
+  app.add_option("--size", o->size,
+                 "message size (nccl-tests 'size'): 1M, 1G, 4GiB ..., or a list 1M,32M,1G")
       ->capture_default_str();
   app.add_option("--sweep", o->sweep, "size sweep MIN:MAX[:FACTOR] (factor 2 by default)");
   app.add_option("--algo", o->algos,
