@@ -53,7 +53,7 @@ Status buildReduceScatterHalving(const CollArgs& a, const Group& g, Schedule* ou
   }
   sends.push_back(last);
   if (folded) out->send(x - 1, {kBufScratch, (x - 1) * blk}, blk, {last});
-  out->add(sched::Step{sched::OpKind::kCopy, -1, {kBufScratch, x * blk}, {kBufRecv, 0}, blk},
+  out->add(sched::Step{sched::OpKind::kCopy, 0, -1, {kBufScratch, x * blk}, {kBufRecv, 0}, blk},
            sends);
   return Status();
 }

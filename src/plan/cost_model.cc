@@ -173,7 +173,7 @@ RoundCost CostModel::roundCost(const Round& round, uint64_t collBytes) const {
     // An empty message (a segment of a count smaller than the rank count) is still sent and
     // waited for: it costs its latency and wakes its ranks, nothing else.
     const double a = alpha(f.src, f.dst, f.bytes);
-    lat[f.src] += a;
+    lat[f.src * sched::kMaxChannels + f.channel] += a;
     latCpu += a * alphaCpu(f.src, f.dst);
     active[f.src] = active[f.dst] = true;
     if (f.bytes == 0) continue;
@@ -298,6 +298,7 @@ Status roundsFromSchedules(const std::vector<sched::Schedule>& all, std::vector<
   std::vector<size_t> next(p, 0);
   std::map<int64_t, std::vector<int>> sendLevels;    // (src * p + dst) -> levels in order
   std::map<int64_t, size_t> recvCount;               // (src * p + dst) -> receives matched
+  std::map<int64_t, int> chainLevel;  // ((src * p + dst) * channels + channel) -> last level
   std::vector<std::map<int, uint64_t>> reduceAt(p);  // per rank: level -> reduced bytes
   for (int r = 0; r < p; ++r) level[r].assign(all[r].steps.size(), 0);
   auto flowAt = [&](int lv) -> Round& {
@@ -315,10 +316,13 @@ Status roundsFromSchedules(const std::vector<sched::Schedule>& all, std::vector<
         for (uint32_t k = 0; k < st.depCount; ++k)
           lv = std::max(lv, level[r][s.deps[st.depBegin + k]]);
         if (st.op == OpKind::kSend) {
+          // FIFO per pair and channel: channels have connections of their own.
           auto& sl = sendLevels[int64_t(r) * p + st.peer];
-          lv = std::max(lv, sl.empty() ? 0 : sl.back()) + 1;
+          int& chain = chainLevel[(int64_t(r) * p + st.peer) * sched::kMaxChannels + st.channel];
+          lv = std::max(lv, chain) + 1;
+          chain = lv;
           sl.push_back(lv);
-          flowAt(lv).flows.push_back({r, st.peer, st.bytes});
+          flowAt(lv).flows.push_back({r, st.peer, st.bytes, st.channel});
         } else if (st.op == OpKind::kRecv || st.op == OpKind::kRecvReduce) {
           const int64_t key = int64_t(st.peer) * p + r;
           auto& sl = sendLevels[key];

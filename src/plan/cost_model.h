@@ -103,6 +103,9 @@ struct CostParams {
 struct Flow {
   int src = 0, dst = 0;
   uint64_t bytes = 0;
+  // Step::channel: a rank's messages of one channel in a round pay their latencies one after
+  // another; those of different channels overlap (separate connections).
+  int channel = 0;
 };
 
 struct Round {

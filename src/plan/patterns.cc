@@ -4,6 +4,7 @@
 #include <map>
 
 #include "algo/butterfly.h"
+#include "algo/channels.h"
 #include "algo/partition.h"
 #include "algo/trees.h"
 
@@ -112,6 +113,35 @@ void butterfly(Ctx* c, const std::vector<int>& m, uint64_t n, const std::string&
   c->add(outF, 1, 0);
 }
 
+// ring_rail: k snake-ordered rings (algo/channels.h), each over 1/k of the bytes, running at the
+// same time: round i of the result holds round i of every channel's ring.
+void ringRail(Ctx* c, const PatternArgs& pa, uint64_t n, uint64_t es, uint64_t chunk) {
+  sched::Group g;
+  g.nranks = pa.nranks;
+  g.hostOf = pa.parts;
+  const int k = algo::channelsFor(pa.args, g);
+  const uint64_t slice = algo::piece(pa.args.count, k, 0).count * es;
+  std::vector<Round> merged;
+  for (int ch = 0; ch < k; ++ch) {
+    std::vector<Round> rs;
+    Ctx cc{pa, &rs};
+    ringAllReduce(&cc, algo::channelOrder(g, ch, algo::ChannelOrder::kSnake), slice, chunk, true,
+                  true);
+    for (Round& r : rs)
+      for (Flow& f : r.flows) f.channel = ch;
+    if (merged.empty()) {
+      merged = std::move(rs);
+      continue;
+    }
+    for (size_t i = 0; i < merged.size() && i < rs.size(); ++i) {
+      merged[i].flows.insert(merged[i].flows.end(), rs[i].flows.begin(), rs[i].flows.end());
+      merged[i].reduceBytes += rs[i].reduceBytes;  // a rank reduces for every channel
+    }
+  }
+  (void)n;
+  for (Round& r : merged) c->add(std::move(r.flows), r.repeat, r.reduceBytes);
+}
+
 std::vector<int> positions(const PatternArgs& pa) {
   if (pa.order.size() == static_cast<size_t>(pa.nranks)) return pa.order;
   std::vector<int> m(pa.nranks);
@@ -129,15 +159,9 @@ void hier(Ctx* c, const PatternArgs& pa, uint64_t n, bool crossTree) {
     if (it->second == static_cast<int>(parts.size())) parts.emplace_back();
     parts[it->second].push_back(r);
   }
-  size_t L = m.size();
-  for (auto& pt : parts) L = std::min(L, pt.size());
-  std::vector<Flow> foldIn, foldOut;
-  for (auto& pt : parts)
-    for (size_t e = L; e < pt.size(); ++e) {
-      foldIn.push_back({pt[e], pt[e % L], n});
-      foldOut.push_back({pt[e % L], pt[e], n});
-    }
-  c->add(foldIn, 1, n);
+  // L: the largest part; a smaller part's rank q owns indices j = q mod its size (allreduce_hier).
+  size_t L = 1;
+  for (auto& pt : parts) L = std::max(L, pt.size());
   const uint64_t chunk = pa.args.chunkBytes;
   const uint64_t loops = std::max<uint64_t>(1, ceilDiv(n, chunk * L * parts.size()));
   const uint64_t seg = ceilDiv(n, L * loops);
@@ -146,7 +170,8 @@ void hier(Ctx* c, const PatternArgs& pa, uint64_t n, bool crossTree) {
     if (L < 2) return;
     std::vector<Flow> f;
     for (auto& pt : parts)
-      for (size_t j = 0; j < L; ++j) f.push_back({pt[j], pt[(j + 1) % L], seg});
+      for (size_t j = 0; j < pt.size() && pt.size() > 1; ++j)
+        f.push_back({pt[j], pt[(j + 1) % pt.size()], seg});
     c->add(std::move(f), (L - 1) * loops, reduce ? seg : 0);
   };
   intra(true);
@@ -158,7 +183,7 @@ void hier(Ctx* c, const PatternArgs& pa, uint64_t n, bool crossTree) {
       std::vector<Round> one;
       Ctx s1{c->pa, &one};
       std::vector<int> rail;
-      for (auto& pt : parts) rail.push_back(pt[j]);
+      for (auto& pt : parts) rail.push_back(pt[j % pt.size()]);
       if (crossTree)
         treeAllReduce(&s1, rail, seg, chunk);
       else
@@ -177,7 +202,6 @@ void hier(Ctx* c, const PatternArgs& pa, uint64_t n, bool crossTree) {
     }
   }
   intra(false);
-  c->add(foldOut, 1, 0);
 }
 
 }  // namespace
@@ -186,7 +210,7 @@ bool hasPattern(CollType coll, const std::string& a) {
   switch (coll) {
     case CollType::kAllReduce:
       return a == "ring" || a == "tree" || a == "rd" || a == "rabenseifner" || a == "hier" ||
-             a == "hier_tree";
+             a == "hier_tree" || a == "ring_rail";
     case CollType::kReduceScatter:
       return a == "ring" || a == "halving";
     case CollType::kAllGather:
@@ -217,6 +241,8 @@ Status patternRounds(const std::string& a, const PatternArgs& pa, std::vector<Ro
       treeAllReduce(&c, m, n, chunk);
     else if (a == "rd" || a == "rabenseifner")
       butterfly(&c, m, n, a);
+    else if (a == "ring_rail")
+      ringRail(&c, pa, n, es, chunk);
     else
       hier(&c, pa, n, a == "hier_tree");
   } else if (coll == CollType::kReduceScatter || coll == CollType::kAllGather) {

@@ -18,7 +18,20 @@ bool layoutFree(CollType c) {
   return c == CollType::kAllReduce || c == CollType::kBroadcast || c == CollType::kReduce;
 }
 bool pipelinedAlgo(const std::string& a) {
-  return a == "ring" || a == "tree" || a == "hier" || a == "hier_tree" || a == "binomial";
+  return a == "ring" || a == "tree" || a == "hier" || a == "hier_tree" || a == "binomial" ||
+         a == "ring_rail";
+}
+// Algorithms that run several channels (CollArgs::channels) and order ranks themselves.
+bool multiChannel(const std::string& a) { return a == "ring_rail"; }
+
+// Ranks on the smallest host (hostOf: rank -> host id).
+int smallestHost(const std::vector<int>& hostOf, int p) {
+  if (hostOf.size() != static_cast<size_t>(p)) return 1;
+  std::map<int, int> n;
+  for (int h : hostOf) ++n[h];
+  int m = p;
+  for (auto& [h, c] : n) m = std::min(m, c);
+  return m;
 }
 bool hierarchical(const std::string& a) { return a.rfind("hier", 0) == 0; }
 
@@ -71,6 +84,7 @@ std::string Decision::describe() const {
   std::string s = strCat(algo->name, "(");
   if (hierarchical(algo->name)) s += strCat("level=", levelName(level), ",");
   s += strCat("order=", order.empty() ? "rank" : "topo");
+  if (multiChannel(algo->name) && channels > 0) s += strCat(",channels=", channels);
   if (chunkBytes && pipelinedAlgo(algo->name)) s += strCat(",chunk=", sizeStr(chunkBytes));
   return s + ")";
 }
@@ -187,6 +201,7 @@ Status Planner::build(const Decision& d, const sched::CollArgs& args, int rank,
     for (int v = 0; v < p; ++v) g.hostOf.push_back(hosts[at(v)]);
   sched::CollArgs a = args;
   if (d.chunkBytes) a.chunkBytes = d.chunkBytes;
+  if (d.channels > 0) a.channels = d.channels;
   if (a.root >= 0 && a.root < p) a.root = pos[a.root];
   if (a.peer >= 0 && a.peer < p) a.peer = pos[a.peer];
   LOOM_CHECK(d.algo->build(a, g, out));
@@ -219,6 +234,7 @@ Status Planner::rounds(const sched::CollArgs& args, const Decision& d, std::vect
   PatternArgs pa;
   pa.args = args;
   pa.args.chunkBytes = d.chunkBytes;
+  if (d.channels > 0) pa.args.channels = d.channels;
   pa.nranks = p;
   pa.order = d.order;
   pa.parts = d.parts.empty() ? ctx_.hostOf : d.parts;
@@ -280,17 +296,32 @@ std::vector<Decision> Planner::enumerate(const sched::CollArgs& args,
     std::vector<uint64_t> chunks = {ctx_.chunkBytes};
     if (pipelinedAlgo(a->name) && bytes > ctx_.chunkBytes)
       chunks = {ctx_.chunkBytes, ctx_.chunkBytes / 4, ctx_.chunkBytes * 4};  // ties: default
+    // Multi-channel: one channel per GPU of a host (each NIC carries one), or two per GPU (shorter
+    // pipeline stages); the builder orders ranks itself (rank order only). With one rank per
+    // host it is the flat ring, offered only when forced.
+    std::vector<int> channels = {0};
+    const std::vector<std::vector<int>>* ords = &orders;
+    static const std::vector<std::vector<int>> kRankOrder = {{}};
+    if (multiChannel(a->name)) {
+      const int b = smallestHost(ctx_.hostOf, p);
+      if (b < 2 && only != a->name) continue;
+      channels = {std::min(b, sched::kMaxChannels)};
+      if (2 * b <= sched::kMaxChannels && b >= 2) channels.push_back(2 * b);
+      ords = &kRankOrder;
+    }
     for (auto& [lvl, parts] : levels)
-      for (auto& order : orders)
-        for (uint64_t c : chunks) {
-          Decision d;
-          d.algo = a;
-          d.order = order;
-          d.level = lvl;
-          d.parts = parts;
-          d.chunkBytes = c;
-          out.push_back(d);
-        }
+      for (auto& order : *ords)
+        for (int k : channels)
+          for (uint64_t c : chunks) {
+            Decision d;
+            d.algo = a;
+            d.order = order;
+            d.level = lvl;
+            d.parts = parts;
+            d.chunkBytes = c;
+            d.channels = k;
+            out.push_back(d);
+          }
   }
   return out;
 }

@@ -59,6 +59,7 @@ struct Decision {
   std::vector<int> parts;  // rank -> part id the hierarchical builder composes over; empty = hosts
   Level level = Level::kHost;
   uint64_t chunkBytes = 0;
+  int channels = 0;  // multi-channel algorithms (ring_rail): CollArgs::channels; 0 = the default
   double predictedSec = 0;  // < 0: not priced (forced algorithm without a cost)
   std::string source;       // "cost", "LOOM_ALGO", "LOOM_TUNE", "only"
   std::string bottleneck;

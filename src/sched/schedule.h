@@ -44,6 +44,11 @@ struct BufRef {
 
 struct Step {
   OpKind op = OpKind::kCopy;
+  // The channel this step belongs to (Schedule::channels): a multi-channel algorithm runs k
+  // independent rings or trees over slices of the buffer, each bound to its own NIC/rail. The
+  // checker and the executor need not read it (matching is per pair, whatever the channel); the
+  // simulator and the cost model report per channel.
+  uint8_t channel = 0;
   int32_t peer = -1;  // communicator rank for Send/Recv/RecvReduce
   BufRef src;         // Send, RecvReduce (local operand), Copy, Reduce
   BufRef dst;         // Recv, RecvReduce, Copy, Reduce
@@ -80,6 +85,9 @@ struct CollArgs {
   int root = 0;
   int peer = -1;
   uint64_t chunkBytes = 512 * 1024;  // pipeline chunk
+  // Channels for multi-channel algorithms (ring_rail): 0 = the builder's default (one per rank of
+  // the smallest host); 1..kMaxChannels otherwise. Other builders ignore it.
+  int channels = 0;
   bool inPlace = false;
   // kAllToAllv only: 4 * nranks element counts, laid out as sendcounts, sdispls, recvcounts,
   // rdispls (as MPI_Alltoallv). Owned by the caller for the duration of build().
@@ -93,10 +101,13 @@ struct Group {
   std::vector<int> hostOf;  // empty: every rank on its own host
 };
 
+constexpr int kMaxChannels = 64;
+
 struct Schedule {
   int rank = 0;
   int nranks = 1;
   std::string algo;  // name of the algorithm that built it
+  int channels = 1;  // Step::channel < channels
   std::vector<Step> steps;
   std::vector<uint32_t> deps;
   uint64_t scratchBytes = 0;

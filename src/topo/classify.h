@@ -42,6 +42,29 @@ void classify(Topology* t);
 std::vector<std::string> missingLinks(const Fabric& expected, const Fabric& found,
                                       int* unexpected = nullptr);
 
+// Parts of a fabric (up links only): what it costs beside how fast it is.
+struct FabricCounts {
+  int switches = 0;
+  int switchesPerLevel[3] = {0, 0, 0};  // leaf, spine, core (classified fabrics)
+  long switchPorts = 0;                 // switch ports with a cable
+  long hostCables = 0;                  // switch <-> CA
+  long switchCables = 0;                // switch <-> switch
+  long globalCables = 0;                // of those, Dragonfly+ global links
+};
+FabricCounts countFabric(const Topology& t);
+// "2816 switches (512 leaf, 256 spine, 2048 core), 81920 switch ports in use, 49152 cables (...)"
+std::string countsLine(const FabricCounts& c);
+
+// missingLinks() for any expected fabric: by GUID when every expected node has one, else by node
+// name (an ibsim net file: "Switch1" ids, which ibsim makes the node descriptions); refuses
+// (loomInvalidArgument) when names are missing or not unique.
+struct FabricDiff {
+  std::vector<std::string> missing;
+  int unexpected = 0;
+  bool byName = false;
+};
+Status compareFabrics(const Fabric& expected, const Fabric& found, FabricDiff* out);
+
 // A short human summary (type, levels or groups, oversubscription, hosts, oddities).
 std::string summary(const Topology& t);
 

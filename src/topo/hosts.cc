@@ -100,7 +100,70 @@ void attachHosts(Topology* t, const HostMap* map) {
 
 namespace {
 uint64_t portKey(uint64_t guid, int port) { return guid * 257 + static_cast<uint64_t>(port); }
+
+// Node descriptions as keys, or the first description two nodes share (then "" is returned in
+// *dup's place and the map is unusable).
+std::unordered_map<std::string, int> byDesc(const Fabric& f, std::string* dup) {
+  std::unordered_map<std::string, int> m;
+  for (int i = 0; i < f.numNodes(); ++i) {
+    if (f.nodes[i].links.empty()) continue;
+    if (!m.emplace(f.nodes[i].desc, i).second && dup->empty()) *dup = f.nodes[i].desc;
+  }
+  return m;
+}
 }  // namespace
+
+Status compareFabrics(const Fabric& expected, const Fabric& found, FabricDiff* out) {
+  bool guids = true;
+  for (const FabricNode& n : expected.nodes) guids = guids && n.guid != 0;
+  *out = FabricDiff();
+  if (guids) {
+    out->missing = missingLinks(expected, found, &out->unexpected);
+    return Status();
+  }
+  // An ibsim net file names nodes without GUIDs ("Switch1"); ibsim gives each node that name
+  // as its description, so match by description and port.
+  out->byName = true;
+  std::string dupE, dupF;
+  auto e = byDesc(expected, &dupE);
+  auto f = byDesc(found, &dupF);
+  if (e.count("") || !dupE.empty())
+    return invalidArgument("expected fabric: nodes have no GUIDs and their names are not unique (",
+                           dupE.empty() ? "a node without a name" : "\"" + dupE + "\"",
+                           "), so links cannot be matched; give GUIDs (ibnetdiscover form)");
+  if (!dupF.empty())
+    return invalidArgument("found fabric: two nodes are named \"", dupF,
+                           "\", so links cannot be matched by name against a fabric without GUIDs");
+  std::unordered_map<int, int> to;  // expected node -> found node
+  for (const auto& [name, i] : e) {
+    auto it = f.find(name);
+    if (it != f.end()) to[i] = it->second;
+  }
+  std::unordered_map<uint64_t, uint64_t> have;
+  for (const Link& l : found.links) {
+    if (!l.up) continue;
+    have[portKey(l.a, l.portA)] = portKey(l.b, l.portB);
+    have[portKey(l.b, l.portB)] = portKey(l.a, l.portA);
+  }
+  int matched = 0;
+  for (const Link& l : expected.links) {
+    if (!l.up) continue;
+    auto a = to.find(l.a), b = to.find(l.b);
+    if (a != to.end() && b != to.end()) {
+      auto it = have.find(portKey(a->second, l.portA));
+      if (it != have.end() && it->second == portKey(b->second, l.portB)) {
+        ++matched;
+        continue;
+      }
+    }
+    out->missing.push_back(strCat(expected.nodes[l.a].desc, "[", l.portA, "] - ",
+                                  expected.nodes[l.b].desc, "[", l.portB, "]"));
+  }
+  int upFound = 0;
+  for (const Link& l : found.links) upFound += l.up ? 1 : 0;
+  out->unexpected = upFound - matched;
+  return Status();
+}
 
 std::vector<std::string> missingLinks(const Fabric& expected, const Fabric& found,
                                       int* unexpected) {

@@ -147,6 +147,7 @@ class DefaultParser {
     }
     uint64_t guid = pendingGuid_;
     if (guid == 0) ibnet::guidFromId(id, &guid);
+    if (guid == 0 && desc.empty()) desc = id;  // an ibsim net file's own name ("Switch1")
     pendingGuid_ = 0;
     auto [first, fresh] = ids_.insert(NodeId::of(id), b_.numNodes());
     if (!fresh) {

@@ -65,6 +65,7 @@ std::string summary(const Topology& t) {
   o << "fabric: " << fabricTypeName(c.type) << " from " << f.source << "\n";
   o << "  " << c.switches << " switches, " << f.numNodes() - f.numSwitches << " CAs, "
     << f.links.size() << " links, " << c.hosts << " hosts\n";
+  o << "  parts: " << countsLine(countFabric(t)) << "\n";
   if (c.type == FabricType::kFatTree) {
     o << "  levels: " << c.levels << "\n";
     for (const LevelInfo& l : c.perLevel) {

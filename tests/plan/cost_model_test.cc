@@ -90,13 +90,14 @@ TEST(CostModel, DragonflyGlobalLinksAreShared) {
 TEST(CostModel, PatternsAgreeWithSchedules) {
   topo::Topology t = fatTree(4, 2, 4);
   const std::pair<sched::CollType, const char*> algos[] = {
-      {sched::CollType::kAllReduce, "ring"}, {sched::CollType::kAllReduce, "tree"},
-      {sched::CollType::kAllReduce, "rd"},   {sched::CollType::kAllReduce, "rabenseifner"},
-      {sched::CollType::kAllReduce, "hier"}, {sched::CollType::kAllReduce, "hier_tree"},
-      {sched::CollType::kBroadcast, "ring"}, {sched::CollType::kBroadcast, "binomial"},
-      {sched::CollType::kBroadcast, "tree"}, {sched::CollType::kReduce, "binomial"},
-      {sched::CollType::kReduce, "tree"},    {sched::CollType::kReduceScatter, "halving"},
-      {sched::CollType::kAllGather, "rd"},   {sched::CollType::kReduceScatter, "ring"},
+      {sched::CollType::kAllReduce, "ring"},      {sched::CollType::kAllReduce, "tree"},
+      {sched::CollType::kAllReduce, "rd"},        {sched::CollType::kAllReduce, "rabenseifner"},
+      {sched::CollType::kAllReduce, "hier"},      {sched::CollType::kAllReduce, "hier_tree"},
+      {sched::CollType::kBroadcast, "ring"},      {sched::CollType::kBroadcast, "binomial"},
+      {sched::CollType::kBroadcast, "tree"},      {sched::CollType::kReduce, "binomial"},
+      {sched::CollType::kReduce, "tree"},         {sched::CollType::kReduceScatter, "halving"},
+      {sched::CollType::kAllGather, "rd"},        {sched::CollType::kReduceScatter, "ring"},
+      {sched::CollType::kAllReduce, "ring_rail"},
   };
   for (auto [coll, name] : algos) {
     const algo::AlgoInfo* a = algo::findAlgo(coll, name);

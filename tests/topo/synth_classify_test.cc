@@ -127,6 +127,63 @@ TEST(Synth, DragonflyPlus) {
   EXPECT_EQ(global, 20);
 }
 
+// Rails like the fat-tree generator's: R NICs per host on R leaf planes of every group, the same
+// injection bandwidth as a rail-optimised fat-tree of the same hosts; parts counted.
+TEST(Synth, DragonflyPlusWithRails) {
+  synth::DragonflyParams p;
+  p.groups = 4;
+  p.leavesPerGroup = 2;
+  p.spinesPerGroup = 4;
+  p.hostsPerLeaf = 4;
+  p.globalLinksPerSpine = 3;
+  p.rails = 4;
+  Topology t;
+  ASSERT_TRUE(synth::generateDragonfly(p, &t).ok());
+  Topology u = reparse(t);
+  const Classification& c = u.cls;
+  ASSERT_EQ(c.type, FabricType::kDragonflyPlus) << summary(u);
+  EXPECT_EQ(c.groups.size(), 4u);
+  EXPECT_EQ(c.rails, 4);
+  EXPECT_EQ(c.hosts, 32);
+  ASSERT_EQ(u.hosts.size(), 32u);
+  for (const Host& h : u.hosts) {
+    ASSERT_EQ(h.nics.size(), 4u) << h.name;
+    for (const Nic& n : h.nics) EXPECT_EQ(n.rail, std::stoi(n.name.substr(5))) << h.name;
+  }
+  // Per group: 8 leaves x 4 hosts x 4 NICs = 128 NIC links in; global 4 spines x 3 = 12 x 25 GB/s.
+  EXPECT_DOUBLE_EQ(c.taper, 12.0 / 32.0);
+  FabricCounts n = countFabric(u);
+  EXPECT_EQ(n.switches, 4 * (8 + 4));
+  EXPECT_EQ(n.hostCables, 128);
+  EXPECT_EQ(n.switchCables, 4 * 8 * 4 + 4 * 4 * 3 / 2);
+  EXPECT_EQ(n.globalCables, 24);
+  EXPECT_EQ(n.switchPorts, 128 + 2 * n.switchCables);
+  EXPECT_NE(summary(u).find("parts: 48 switches"), std::string::npos) << summary(u);
+  // One rail is the old generator, bit for bit.
+  p.rails = 1;
+  Topology one;
+  ASSERT_TRUE(synth::generateDragonfly(p, &one).ok());
+  EXPECT_EQ(one.fabric.links.size(), 32u + 4 * 2 * 4 + 24);  // host, leaf-spine, global
+}
+
+TEST(Synth, FatTreeCounts) {
+  synth::FatTreeParams p;
+  p.leavesPerPod = 2;
+  p.spinesPerPod = 8;
+  p.hostsPerLeaf = 8;
+  p.rails = 8;
+  Topology t;
+  ASSERT_TRUE(synth::generateFatTree(p, &t).ok());
+  classify(&t);
+  FabricCounts n = countFabric(t);
+  EXPECT_EQ(n.switches, 24);
+  EXPECT_EQ(n.switchesPerLevel[0], 16);
+  EXPECT_EQ(n.switchesPerLevel[1], 8);
+  EXPECT_EQ(n.hostCables, 128);
+  EXPECT_EQ(n.switchCables, 128);
+  EXPECT_EQ(n.globalCables, 0);
+}
+
 TEST(Synth, MissingLinkIsReported) {
   synth::FatTreeParams p;
   Topology t;
@@ -159,6 +216,14 @@ TEST(Synth, GenericWhenLeavesAreLinked) {
   classify(&t);
   EXPECT_EQ(t.cls.type, FabricType::kGeneric);
   EXPECT_FALSE(t.cls.oddities.empty());
+}
+
+TEST(Synth, SpecStrings_DragonflyRails) {
+  Topology t;
+  ASSERT_TRUE(synth::generateFromSpec("dragonfly:groups=3,hostsPerLeaf=2,rails=2", &t).ok());
+  classify(&t);
+  EXPECT_EQ(t.cls.rails, 2);
+  EXPECT_FALSE(synth::generateFromSpec("dragonfly:rails=0", &t).ok());
 }
 
 TEST(Synth, SpecStrings) {

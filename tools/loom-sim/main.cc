@@ -20,6 +20,7 @@
 #include "sim/report.h"
 #include "sim/schedule_set.h"
 #include "sim/whatif.h"
+#include "topo/classify.h"
 
 namespace loom::simtool {
 namespace {
@@ -132,7 +133,7 @@ int run(const Options& o) {
     std::cout << "# fabric: " << topo::fabricTypeName(topo.cls.type) << ", " << net0.numHosts()
               << " hosts, " << net0.numGpus() << " GPUs (" << o.node.gpusPerNode
               << " per host, NVLink domain " << o.node.nvlinkDomain << "), "
-              << net0.switches().size() << " switches, " << net0.numLinks() / 2 << " cables\n"
+              << topo::countsLine(topo::countFabric(topo)) << "\n"
               << "# ranks " << n << ", routing " << o.routing
               << (o.seeds > 1 ? strCat(", ", o.seeds, " seeds") : std::string()) << ", latency "
               << o.sim.latNetUs << " us + " << o.sim.latHopUs << " us/switch, reduce "

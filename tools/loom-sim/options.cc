@@ -31,7 +31,8 @@ bool parseArgs(int argc, char** argv, Options* o, int* rc) {
   app.add_option("--coll", o->coll,
                  "allreduce, allgather, reducescatter, broadcast, reduce, alltoall")
       ->capture_default_str();
-  app.add_option("--size", o->size, "message size (nccl-tests 'size'): 1M, 1G, 4GiB ...")
+  app.add_option("--size", o->size,
+                 "message size (nccl-tests 'size'): 1M, 1G, 4GiB ..., or a list 1M,32M,1G")
       ->capture_default_str();
   app.add_option("--sweep", o->sweep, "size sweep MIN:MAX[:FACTOR] (factor 2 by default)");
   app.add_option("--algo", o->algos,
@@ -164,10 +165,16 @@ std::string sizeName(uint64_t b) {
 
 Status sizesOf(const Options& o, std::vector<uint64_t>* out) {
   out->clear();
-  if (o.sweep.empty()) {
-    uint64_t b;
-    LOOM_CHECK(parseSize(o.size, &b));
-    out->push_back(b);
+  if (o.sweep.empty()) {  // one size, or a list "1M,32M,1G"
+    size_t pos = 0;
+    while (pos <= o.size.size()) {
+      size_t comma = o.size.find(',', pos);
+      if (comma == std::string::npos) comma = o.size.size();
+      uint64_t b;
+      LOOM_CHECK(parseSize(o.size.substr(pos, comma - pos), &b));
+      out->push_back(b);
+      pos = comma + 1;
+    }
     return Status();
   }
   size_t c1 = o.sweep.find(':');

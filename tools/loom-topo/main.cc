@@ -45,6 +45,8 @@ Status load(const Args& a, Topology* t) {
     if (!a.ib.empty()) {
       IbnetReport rep;
       LOOM_CHECK(loadIbnetdiscoverFile(a.ib, &t->fabric, &rep));
+      if (t->fabric.nodes.empty())
+        return invalidArgument("--ib ", a.ib, ": no switches or CAs in the file (empty?)");
       for (const std::string& n : rep.notes)
         std::fprintf(stderr, "loom-topo: %s: %s\n", a.ib.c_str(), n.c_str());
     }
@@ -70,11 +72,13 @@ Status expectReport(const Args& a, const Topology& t, std::string* out) {
   } else {
     LOOM_CHECK(loadIbnetdiscoverFile(a.expect, &want));
   }
-  int unexpected = 0;
-  std::vector<std::string> missing = missingLinks(want, t.fabric, &unexpected);
-  *out += strCat("expected fabric ", a.expect, ": ", missing.size(), " links missing, ", unexpected,
-                 " links not expected\n");
-  for (const std::string& m : missing) *out += "  missing: " + m + "\n";
+  if (want.nodes.empty()) return invalidArgument("--expect ", a.expect, ": no nodes in the file");
+  FabricDiff d;
+  Status s = compareFabrics(want, t.fabric, &d);
+  if (!s.ok()) return Status(s.code(), strCat("--expect ", a.expect, ": ", s.message()));
+  *out += strCat("expected fabric ", a.expect, d.byName ? " (matched by node name)" : "", ": ",
+                 d.missing.size(), " links missing, ", d.unexpected, " links not expected\n");
+  for (const std::string& m : d.missing) *out += "  missing: " + m + "\n";
   return Status();
 }
 

@@ -4,6 +4,9 @@
 // while both groups have a free port, so links spread evenly over pairs and over spines (group
 // g's k-th global link uses spine k % spinesPerGroup). With spinesPerGroup*globalLinksPerSpine a
 // multiple of groups-1 every pair gets the same number of links.
+// Rails (NICs per host) as in the fat-tree generator: every group has leavesPerGroup leaves per
+// rail, NIC r of every host plugs into the rail-r leaf of its position, and every leaf of every
+// rail joins every spine of its group, so R rails give a host R times the injection bandwidth.
 #include <cstdio>
 #include <vector>
 
@@ -16,9 +19,9 @@ namespace loom::topo::synth {
 namespace {
 Status checkDragonfly(const DragonflyParams& p) {
   if (p.groups < 2 || p.leavesPerGroup < 1 || p.spinesPerGroup < 1 || p.hostsPerLeaf < 1 ||
-      p.globalLinksPerSpine < 1 || p.linksPerLeafSpine < 1) {
+      p.globalLinksPerSpine < 1 || p.linksPerLeafSpine < 1 || p.rails < 1) {
     return invalidArgument("dragonfly+: groups must be >= 2 and leavesPerGroup, spinesPerGroup, ",
-                           "hostsPerLeaf, globalLinksPerSpine, linksPerLeafSpine >= 1");
+                           "hostsPerLeaf, globalLinksPerSpine, linksPerLeafSpine, rails >= 1");
   }
   if (p.spinesPerGroup * p.globalLinksPerSpine < p.groups - 1) {
     return invalidArgument("dragonfly+: ", p.spinesPerGroup * p.globalLinksPerSpine,
@@ -30,7 +33,7 @@ Status checkDragonfly(const DragonflyParams& p) {
     return invalidArgument("dragonfly+: unknown link speed ", p.speed, "/", gs);
   }
   if (p.hostsPerLeaf + p.spinesPerGroup * p.linksPerLeafSpine > kMaxSwitchPorts ||
-      p.leavesPerGroup * p.linksPerLeafSpine + p.globalLinksPerSpine > kMaxSwitchPorts) {
+      p.leavesPerGroup * p.rails * p.linksPerLeafSpine + p.globalLinksPerSpine > kMaxSwitchPorts) {
     return invalidArgument("dragonfly+: a switch would need more than ", kMaxSwitchPorts, " ports");
   }
   return Status();
@@ -39,7 +42,7 @@ Status checkDragonfly(const DragonflyParams& p) {
 
 Status generateDragonfly(const DragonflyParams& p, Topology* out) {
   LOOM_CHECK(checkDragonfly(p));
-  const int G = p.groups, L = p.leavesPerGroup, S = p.spinesPerGroup;
+  const int G = p.groups, R = p.rails, L = p.leavesPerGroup * R, S = p.spinesPerGroup;
   const int spineDown = L * p.linksPerLeafSpine;
   const std::string gspeed = p.globalSpeed.empty() ? p.speed : p.globalSpeed;
   FabricBuilder b;
@@ -47,8 +50,13 @@ Status generateDragonfly(const DragonflyParams& p, Topology* out) {
   char name[64];
   std::vector<int> leaf(G * L), spine(G * S);
   for (int g = 0; g < G; ++g) {
-    for (int l = 0; l < L; ++l) {
-      std::snprintf(name, sizeof(name), "df-g%d-leaf%d", g, l);
+    for (int l = 0; l < L; ++l) {  // leaf l of group g: rail l / leavesPerGroup
+      if (R == 1) {
+        std::snprintf(name, sizeof(name), "df-g%d-leaf%d", g, l);
+      } else {
+        std::snprintf(name, sizeof(name), "df-g%d-r%d-leaf%d", g, l / p.leavesPerGroup,
+                      l % p.leavesPerGroup);
+      }
       leaf[g * L + l] = ids.addSwitch(&b, name, p.hostsPerLeaf + S * p.linksPerLeafSpine);
     }
     for (int s = 0; s < S; ++s) {
@@ -58,9 +66,10 @@ Status generateDragonfly(const DragonflyParams& p, Topology* out) {
   }
   for (int g = 0; g < G; ++g) {
     for (int l = 0; l < L; ++l) {
+      const int rail = l / p.leavesPerGroup, pos = l % p.leavesPerGroup;
       for (int h = 0; h < p.hostsPerLeaf; ++h) {
-        int host = (g * L + l) * p.hostsPerLeaf + h;
-        b.addLink(leaf[g * L + l], h + 1, ids.addCa(&b, host, 0), 1, p.width, p.speed);
+        int host = (g * p.leavesPerGroup + pos) * p.hostsPerLeaf + h;
+        b.addLink(leaf[g * L + l], h + 1, ids.addCa(&b, host, rail), 1, p.width, p.speed);
       }
       for (int s = 0; s < S; ++s) {
         for (int k = 0; k < p.linksPerLeafSpine; ++k) {
@@ -92,8 +101,8 @@ Status generateDragonfly(const DragonflyParams& p, Topology* out) {
   char src[192];
   std::snprintf(src, sizeof(src),
                 "synth:dragonfly+:groups=%d,leavesPerGroup=%d,spinesPerGroup=%d,hostsPerLeaf=%d,"
-                "globalLinksPerSpine=%d",
-                G, L, S, p.hostsPerLeaf, p.globalLinksPerSpine);
+                "globalLinksPerSpine=%d,rails=%d",
+                G, p.leavesPerGroup, S, p.hostsPerLeaf, p.globalLinksPerSpine, R);
   Topology t;
   t.fabric = b.finish(src);
   attachHosts(&t, nullptr);

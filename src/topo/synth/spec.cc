@@ -81,6 +81,7 @@ Status generateFromSpec(const std::string& spec, Topology* out) {
     LOOM_CHECK(takeInt(spec, &kv, "hostsPerLeaf", &p.hostsPerLeaf));
     LOOM_CHECK(takeInt(spec, &kv, "globalLinksPerSpine", &p.globalLinksPerSpine));
     LOOM_CHECK(takeInt(spec, &kv, "linksPerLeafSpine", &p.linksPerLeafSpine));
+    LOOM_CHECK(takeInt(spec, &kv, "rails", &p.rails));
     LOOM_CHECK(takeInt(spec, &kv, "width", &p.width));
     takeStr(&kv, "speed", &p.speed);
     takeStr(&kv, "globalSpeed", &p.globalSpeed);

@@ -32,11 +32,12 @@ struct FatTreeParams {
 
 struct DragonflyParams {
   int groups = 4;
-  int leavesPerGroup = 2;
+  int leavesPerGroup = 2;  // per rail
   int spinesPerGroup = 2;
   int hostsPerLeaf = 2;
   int globalLinksPerSpine = 2;  // spine ports to other groups, spread evenly over group pairs
   int linksPerLeafSpine = 1;
+  int rails = 1;  // NICs per host; NIC r of every host lands on the rail-r leaves of its group
   int width = 4;
   std::string speed = "HDR";
   std::string globalSpeed;  // speed of global links (empty: same as `speed`)
