@@ -1,0 +1,417 @@
+// UCX transport data path (see transport.h for matching, progress and errors).
+#include "transports/ucx/transport.h"
+
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+
+#include "core/log.h"
+#include "core/params.h"
+#include "kernels/reduce.h"
+
+namespace loom::transport::ucx {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Calls ucp_worker_progress until it has nothing more to do (bounded, for fairness).
+bool drainWorker(ucp_worker_h w) {
+  bool any = false;
+  for (int i = 0; i < 256 && ucp_worker_progress(w) != 0; ++i) any = true;
+  return any;
+}
+
+}  // namespace
+
+Worker::~Worker() {
+  if (worker != nullptr) ucp_worker_destroy(worker);
+  if (context != nullptr) ucp_cleanup(context);
+}
+
+UcxTransport::UcxTransport(int rank, PeerIdentity self, int nranks, std::unique_ptr<Worker> w)
+    : rank_(rank), nranks_(nranks), self_(std::move(self)), w_(std::move(w)), index_(nranks, -1) {}
+
+UcxTransport::~UcxTransport() {
+  closeEndpoints();
+  regs_.reset();  // before the context goes (with the Worker)
+}
+
+Status UcxTransport::init(const std::vector<PeerConfig>& peers) {
+  spinUs_ = params::spinUs();
+  wakeFd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!wakeFd_.valid()) return errnoStatus("ucx transport: eventfd", errno);
+  if (w_ == nullptr) {
+    if (!peers.empty()) return internalError("ucx transport: peers but no worker");
+    return Status();  // a rank without UCX peers: wait() and wake() only
+  }
+  regs_ = std::make_unique<RegCache>(
+      w_->context, static_cast<size_t>(std::max<int64_t>(params::ucxRegCacheEntries(), 0)),
+      static_cast<uint64_t>(std::max<int64_t>(params::ucxRegMinBytes(), 1)));
+  ucs_status_t st = ucp_worker_get_efd(w_->worker, &efd_);
+  if (st != UCS_OK) {
+    efd_ = -1;
+    LOOM_WARN(NET, "ucx transport on rank ", rank_, ": no worker event fd (",
+              ucs_status_string(st), "); idle waits poll every millisecond");
+  }
+  for (const PeerConfig& pc : peers) {
+    index_[pc.rank] = static_cast<int>(peers_.size());
+    peers_.emplace_back();
+    Peer& p = peers_.back();
+    p.rank = pc.rank;
+    p.id = pc.id;
+    p.self = this;
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(pc.address.data());
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = &UcxTransport::onEpError;
+    ep.err_handler.arg = &p;
+    st = ucp_ep_create(w_->worker, &ep, &p.ep);
+    if (st == UCS_ERR_UNREACHABLE) {
+      // UCX 1.13 offers peer failure handling only with a transport that can check the peer
+      // (tcp, ib); its shared-memory transports alone (UCX_TLS=sm) cannot. Such a peer is on
+      // this host, and checkPeers() names it by its pid when it dies.
+      ep.field_mask &= ~(UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER);
+      st = ucp_ep_create(w_->worker, &ep, &p.ep);
+      p.errHandling = false;
+      if (st == UCS_OK)
+        LOOM_INFO(NET, "ucx transport on rank ", rank_, ": no peer failure handling towards ",
+                  pc.id.describe(), " with these UCX transports; dead peers found by pid");
+    }
+    if (st != UCS_OK) {
+      p.ep = nullptr;
+      return remoteError("ucx setup on rank ", rank_, ": cannot create an endpoint to peer ",
+                         pc.id.describe(), ": ", ucs_status_string(st));
+    }
+  }
+  return Status();
+}
+
+void UcxTransport::closeEndpoints() {
+  if (w_ == nullptr) return;
+  // Receives still posted (an operation that failed or was aborted) are cancelled; their
+  // callbacks run during the progress below, while the Ops are still alive.
+  for (Peer& p : peers_)
+    for (Op& op : p.recvs)
+      if (op.ucxReq != nullptr) ucp_request_cancel(w_->worker, op.ucxReq);
+  // Flush and close every endpoint, so sends that completed locally reach their peers even when
+  // this rank leaves first; a dead peer's endpoint fails its flush (bounded by a deadline).
+  std::vector<ucs_status_ptr_t> pending;
+  for (Peer& p : peers_) {
+    if (p.ep == nullptr) continue;
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = p.failed != UCS_OK && p.errHandling ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    ucs_status_ptr_t r = ucp_ep_close_nbx(p.ep, &prm);
+    if (r != nullptr && !UCS_PTR_IS_ERR(r)) pending.push_back(r);
+    p.ep = nullptr;
+  }
+  const auto end = Clock::now() + std::chrono::seconds(5);
+  while (!pending.empty() && Clock::now() < end) {
+    ucp_worker_progress(w_->worker);
+    for (size_t i = 0; i < pending.size();) {
+      if (ucp_request_check_status(pending[i]) != UCS_INPROGRESS) {
+        ucp_request_free(pending[i]);
+        pending[i] = pending.back();
+        pending.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    if (!pending.empty()) sched_yield();
+  }
+  drainWorker(w_->worker);
+  if (!pending.empty())
+    LOOM_INFO(NET, "ucx transport on rank ", rank_, ": ", pending.size(),
+              " endpoints did not finish closing in 5 s");
+}
+
+Capabilities UcxTransport::caps() const {
+  Capabilities c;
+  c.name = "ucx";
+  c.bandwidthGBs = kBandwidthGBs;
+  c.latencyUs = kLatencyUs;
+  return c;
+}
+
+void UcxTransport::onEpError(void* arg, ucp_ep_h ep, ucs_status_t status) {
+  auto* p = static_cast<Peer*>(arg);
+  if (p->failed == UCS_OK) p->failed = status;
+  ++p->self->completions_;
+}
+
+void UcxTransport::onSend(void* request, ucs_status_t status, void* user) {
+  auto* op = static_cast<Op*>(user);
+  op->finished = true;
+  op->status = status;
+  op->ucxReq = nullptr;
+  ++op->self->completions_;
+  ucp_request_free(request);
+}
+
+void UcxTransport::onRecv(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                          void* user) {
+  auto* op = static_cast<Op*>(user);
+  op->finished = true;
+  op->status = status;
+  if (info != nullptr) op->info = *info;
+  op->ucxReq = nullptr;
+  ++op->self->completions_;
+  ucp_request_free(request);
+}
+
+Status UcxTransport::peerFailed(Peer& p, ucs_status_t st) {
+  error_ = remoteError("peer ", p.id.describe(), " failed (ucx: ", ucs_status_string(st), ")");
+  LOOM_WARN(NET, error_.message());
+  return error_;
+}
+
+uint8_t* UcxTransport::takeStaging(uint64_t bytes) {
+  auto best = freeStaging_.end();
+  for (auto it = freeStaging_.begin(); it != freeStaging_.end(); ++it)
+    if (it->bytes >= bytes && (best == freeStaging_.end() || it->bytes < best->bytes)) best = it;
+  Staging s;
+  if (best != freeStaging_.end()) {
+    s = std::move(*best);
+    freeStaging_.erase(best);
+  } else {
+    s.buf.reset(new (std::nothrow) uint8_t[bytes]);
+    s.bytes = bytes;
+    if (!s.buf) return nullptr;
+  }
+  usedStaging_.push_back(std::move(s));
+  return usedStaging_.back().buf.get();
+}
+
+void UcxTransport::giveStaging(uint8_t* buf) {
+  for (auto it = usedStaging_.begin(); it != usedStaging_.end(); ++it) {
+    if (it->buf.get() != buf) continue;
+    uint64_t kept = 0;
+    for (const auto& f : freeStaging_) kept += f.bytes;
+    if (kept + it->bytes <= kKeepStagingBytes) freeStaging_.push_back(std::move(*it));
+    usedStaging_.erase(it);
+    return;
+  }
+}
+
+Status UcxTransport::post(int peer, Request* req) {
+  if (!error_.ok()) return error_;
+  if (peer < 0 || peer >= nranks_ || index_[peer] < 0)
+    return invalidArgument("ucx post: peer ", peer, " is not served by this transport");
+  if (req == nullptr) return invalidArgument("ucx post: request is NULL");
+  const bool send = req->kind == Request::kSend;
+  if (req->bytes > 0 && (send ? req->src == nullptr : req->dst == nullptr))
+    return invalidArgument("ucx post: ", send ? "src" : "dst", " is NULL for ", req->bytes,
+                           " bytes (peer ", peer, ")");
+  if (!send && req->operand != nullptr) {
+    if (!validDataType(static_cast<int>(req->dtype)) || !validRedOp(static_cast<int>(req->op)))
+      return invalidArgument("ucx post: bad dtype/op for a reducing receive from peer ", peer);
+    if (req->bytes % dtypeSize(req->dtype) != 0)
+      return invalidArgument("ucx post: reducing receive of ", req->bytes,
+                             " bytes is not a whole number of ", dtypeName(req->dtype),
+                             " elements (peer ", peer, ")");
+  }
+  Peer& p = peers_[index_[peer]];
+  if (p.failed != UCS_OK) return peerFailed(p, p.failed);
+  std::deque<Op>& q = send ? p.sends : p.recvs;
+  q.emplace_back();
+  Op& op = q.back();
+  op.self = this;
+  op.req = req;
+  op.peer = peer;
+  op.recv = !send;
+  req->doneBytes = 0;
+  req->complete = false;
+  return startOp(p, op);
+}
+
+Status UcxTransport::startOp(Peer& p, Op& op) {
+  Request* req = op.req;
+  uint8_t* buf = op.recv ? req->dst : const_cast<uint8_t*>(req->src);
+  if (op.recv && req->operand != nullptr && req->bytes > 0) {
+    op.staging = takeStaging(req->bytes);
+    if (op.staging == nullptr)
+      return systemError("ucx: cannot allocate ", req->bytes, " bytes to receive from peer ",
+                         p.id.describe());
+    buf = op.staging;
+  }
+  if (req->bytes == 0) buf = nullptr;
+  op.reg = regs_->acquire(buf, req->bytes);
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  prm.user_data = &op;
+  if (op.reg != nullptr) {
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    prm.memh = op.reg->memh;
+  }
+  ucs_status_ptr_t r;
+  LOOM_TRACE(NET, "ucx ", op.recv ? "recv from " : "send to ", p.rank, " #",
+             op.recv ? p.recvSeq : p.sendSeq, " ", req->bytes, " bytes");
+  if (op.recv) {
+    // No UCP_OP_ATTR_FIELD_RECV_INFO: UCX 1.13 then always returns a request and reports the
+    // received length in the callback (its immediate-completion path left the length 0 here).
+    prm.cb.recv = &UcxTransport::onRecv;
+    r = ucp_tag_recv_nbx(w_->worker, buf, req->bytes, makeTag(p.rank, p.recvSeq++),
+                         ~uint64_t{0}, &prm);
+  } else {
+    prm.cb.send = &UcxTransport::onSend;
+    r = ucp_tag_send_nbx(p.ep, buf, req->bytes, makeTag(rank_, p.sendSeq++), &prm);
+  }
+  if (r == nullptr) {
+    op.finished = true;  // completed in place
+    op.status = UCS_OK;
+    op.info.length = req->bytes;
+    ++completions_;
+  } else if (UCS_PTR_IS_ERR(r)) {
+    op.finished = true;
+    op.status = UCS_PTR_STATUS(r);
+    ++completions_;
+  } else {
+    op.ucxReq = r;
+  }
+  return Status();
+}
+
+Status UcxTransport::finishOp(Peer& p, Op& op) {
+  Request* req = op.req;
+  regs_->release(op.reg);
+  op.reg = nullptr;
+  if (op.status == UCS_ERR_MESSAGE_TRUNCATED) {
+    error_ = invalidUsage("ucx: a message from peer ", p.id.describe(),
+                          " is longer than the receive of ", req->bytes,
+                          " bytes this rank posted for it");
+  } else if (op.status == UCS_ERR_CANCELED && p.failed != UCS_OK) {
+    return peerFailed(p, p.failed);
+  } else if (op.status != UCS_OK) {
+    return peerFailed(p, op.status);
+  } else if (op.recv && op.info.length != req->bytes) {
+    error_ = invalidUsage("ucx: a message from peer ", p.id.describe(), " has ", op.info.length,
+                          " bytes but this rank posted a receive of ", req->bytes, " bytes");
+  }
+  if (!error_.ok()) {
+    LOOM_WARN(NET, error_.message());
+    return error_;
+  }
+  if (op.staging != nullptr) {
+    kernels::reduce(req->dst, req->operand, op.staging, req->bytes / dtypeSize(req->dtype),
+                    req->dtype, req->op);
+    giveStaging(op.staging);
+    op.staging = nullptr;
+  }
+  req->doneBytes = req->bytes;
+  req->complete = true;
+  return Status();
+}
+
+Status UcxTransport::settle(Peer& p, std::deque<Op>& q, bool* moved) {
+  while (!q.empty() && q.front().finished) {
+    LOOM_CHECK(finishOp(p, q.front()));
+    q.pop_front();
+    *moved = true;
+  }
+  if (p.failed != UCS_OK && !q.empty()) return peerFailed(p, p.failed);
+  return Status();
+}
+
+Status UcxTransport::progress(bool* progressed) {
+  *progressed = false;
+  if (!error_.ok()) return error_;
+  if (w_ == nullptr) return Status();
+  drainWorker(w_->worker);
+  // Settle when anything finished since the last settle (also ops that finished inside post()).
+  bool look = completions_ != settled_;
+  settled_ = completions_;
+  for (const Peer& p : peers_)
+    look = look || (p.failed != UCS_OK && (!p.sends.empty() || !p.recvs.empty()));
+  if (!look) return Status();
+  for (Peer& p : peers_) {
+    LOOM_CHECK(settle(p, p.sends, progressed));
+    LOOM_CHECK(settle(p, p.recvs, progressed));
+  }
+  return Status();
+}
+
+Status UcxTransport::wait(int64_t timeoutUs) {
+  if (!error_.ok()) return error_;
+  const auto start = Clock::now();
+  const auto spinEnd = start + std::chrono::microseconds(std::min(spinUs_, timeoutUs));
+  // Spin through the worker briefly, yielding: with more ranks than cores the peer we wait for
+  // may need this core.
+  do {
+    if (w_ == nullptr) break;
+    if (drainWorker(w_->worker) || completions_ != settled_) return Status();
+    sched_yield();
+  } while (Clock::now() < spinEnd);
+  pollFds_.clear();
+  if (!pollable()) {
+    pollFds_.push_back({wakeFd_.get(), POLLIN, 0});
+  } else if (!armPoll(&pollFds_)) {
+    return Status();
+  }
+  int64_t left = timeoutUs - std::chrono::duration_cast<std::chrono::microseconds>(
+                                 Clock::now() - start)
+                                 .count();
+  if (!pollable()) left = std::min<int64_t>(left, 1000);
+  timespec ts{std::max<int64_t>(left, 0) / 1000000, (std::max<int64_t>(left, 0) % 1000000) * 1000};
+  int rc = ppoll(pollFds_.data(), pollFds_.size(), &ts, nullptr);
+  disarmPoll();
+  if (rc < 0 && errno != EINTR) return errnoStatus("ucx transport: poll", errno);
+  return Status();
+}
+
+bool UcxTransport::armPoll(std::vector<pollfd>* fds) {
+  if (!error_.ok()) return false;  // progress() reports it
+  if (w_ == nullptr) {
+    fds->push_back({wakeFd_.get(), POLLIN, 0});
+    return true;
+  }
+  if (drainWorker(w_->worker) || completions_ != settled_) return false;
+  if (pollable()) {
+    ucs_status_t st = ucp_worker_arm(w_->worker);
+    if (st == UCS_ERR_BUSY) return false;  // events arrived: progress first
+    if (st != UCS_OK) {
+      LOOM_WARN(NET, "ucx transport on rank ", rank_, ": ucp_worker_arm failed (",
+                ucs_status_string(st), "); polling every millisecond");
+      efd_ = -1;
+      return false;
+    }
+    fds->push_back({efd_, POLLIN, 0});
+  } else {
+    return false;  // no event fd: the caller keeps polling (wait() sleeps 1 ms at a time)
+  }
+  fds->push_back({wakeFd_.get(), POLLIN, 0});
+  return true;
+}
+
+void UcxTransport::disarmPoll() {
+  uint64_t v;
+  ssize_t k = read(wakeFd_.get(), &v, sizeof(v));
+  (void)k;
+}
+
+Status UcxTransport::checkPeers() {
+  if (!error_.ok()) return error_;
+  for (Peer& p : peers_) {
+    if (p.sends.empty() && p.recvs.empty()) continue;  // a peer we do not need may have left
+    if (p.failed != UCS_OK) return peerFailed(p, p.failed);
+    if (p.id.sameHostAs(self_) && processGone(p.id.pid)) {
+      error_ = remoteError("peer ", p.id.describe(), " died (process gone)");
+      LOOM_WARN(NET, error_.message());
+      return error_;
+    }
+  }
+  return Status();
+}
+
+void UcxTransport::wake() {
+  uint64_t one = 1;
+  ssize_t k = write(wakeFd_.get(), &one, sizeof(one));
+  (void)k;
+}
+
+}  // namespace loom::transport::ucx
