@@ -68,7 +68,8 @@ TEST_P(UcxFaults, KilledRankIsNamedByEverySurvivor) {
       opt);
   ASSERT_EQ(res.size(), 4u);
   EXPECT_EQ(res[2].signal, SIGKILL);
-  for (int r : {0, 1, 3}) EXPECT_EQ(res[r].exitCode, 0) << "rank " << r << ": " << res[r].message;
+  for (int r : {0, 1, 3})
+    EXPECT_EQ(res[r].exitCode, 0) << "rank " << r << " (signal " << res[r].signal << "): " << res[r].message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Tls, UcxFaults, ::testing::Values("tcp", "sm"),

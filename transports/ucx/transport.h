@@ -129,6 +129,7 @@ class UcxTransport final : public Transport {
   void giveStaging(uint8_t* buf);
   void closeEndpoints();
   bool pollable() const { return efd_ >= 0; }
+  bool drive();
 
   int rank_;
   int nranks_;
@@ -142,6 +143,7 @@ class UcxTransport final : public Transport {
   int64_t spinUs_ = 50;
   uint64_t completions_ = 0;  // bumped by callbacks: something finished
   uint64_t settled_ = 0;      // completions_ when progress() last settled the queues
+  bool anyFailed_ = false;    // an endpoint's error handler ran: stop progressing (drive())
   // Staging buffers for reducing receives: free ones, kept up to kKeepStagingBytes in all.
   struct Staging {
     std::unique_ptr<uint8_t[]> buf;
@@ -159,5 +161,10 @@ class UcxTransport final : public Transport {
 bool seesRdma(std::string* what);
 // Routes UCX's log lines to loom's log (idempotent).
 void routeUcxLog();
+// While one lives, this thread's UCX errors and warnings are logged at TRACE (an expected failure).
+struct QuietUcxLog {
+  QuietUcxLog();
+  ~QuietUcxLog();
+};
 
 }  // namespace loom::transport::ucx
