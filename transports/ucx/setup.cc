@@ -12,6 +12,7 @@
 
 #include "core/agree.h"
 #include "core/log.h"
+#include "core/params.h"
 #include "transports/ucx/transport.h"
 
 namespace loom::transport {
@@ -47,10 +48,14 @@ Status ucxError(const char* what, ucs_status_t st) {
   return systemError("ucx: ", what, " failed: ", ucs_status_string(st));
 }
 
-Status makeContext(uint64_t features, int nranks, ucp_context_h* out) {
+Status makeContext(uint64_t features, int nranks, bool noZcopy, ucp_context_h* out) {
   ucp_config_t* cfg = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &cfg);
   if (st != UCS_OK) return ucxError("ucp_config_read (check the UCX_* environment)", st);
+  // LOOM_UCX_TCP_ZCOPY=0: UCX 1.13's tcp transport can complete a zero-copy send twice when the
+  // peer dies, and asserts (uct_iface.h "comp->count > 0"), killing a survivor; eager sends by
+  // copy avoid it (ucx_fault_test: 5 of 16 runs aborted with zero copy, none without).
+  if (noZcopy) ucp_config_modify(cfg, "ZCOPY_THRESH", "inf");
   ucp_params_t p{};
   p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS |
                  UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME;
@@ -66,7 +71,8 @@ Status makeContext(uint64_t features, int nranks, ucp_context_h* out) {
 
 Status makeWorker(int nranks, std::unique_ptr<Worker>* out, std::string* address) {
   auto w = std::make_unique<Worker>();
-  LOOM_CHECK(makeContext(UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP, nranks, &w->context));
+  const bool noZcopy = params::ucxTcpZcopy() == 0 && !ucx::seesRdma(nullptr);
+  LOOM_CHECK(makeContext(UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP, nranks, noZcopy, &w->context));
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wp.thread_mode = UCS_THREAD_MODE_SINGLE;
@@ -144,7 +150,7 @@ bool seesRdma(std::string* what) {
   std::call_once(once, [] {
     routeUcxLog();
     ucp_context_h ctx = nullptr;
-    Status s = makeContext(UCP_FEATURE_TAG, 1, &ctx);
+    Status s = makeContext(UCP_FEATURE_TAG, 1, false, &ctx);
     if (!s.ok()) {
       found = s.message();
       return;
