@@ -3,6 +3,7 @@
 //
 //   LOOM_TRANSPORT (or loomConfig_t.transport) = shm | tcp | ucx forces one for every pair; shm
 //   only when every rank is on this rank's host, ucx only when loom was built with UCX.
+//   A pair INTRA,INTER (e.g. shm,ucx) forces INTRA for pairs on one host, INTER between hosts.
 //   Otherwise, per pair:
 //     same host                                   -> shm
 //     different hosts, UCX sees an RDMA device    -> ucx   (on both ranks: InfiniBand / RoCE,
@@ -31,9 +32,13 @@ bool ucxBuilt();
 // lists them, or says why not. Cached per process; false without UCX.
 bool ucxSeesRdma(std::string* what = nullptr);
 
-// "" -> *forced = false; "shm", "tcp", "ucx" -> that kind; anything else is InvalidArgument naming
-// `source` (e.g. "LOOM_TRANSPORT").
-Status parseTransport(const std::string& s, const char* source, bool* forced, Kind* kind);
+// What LOOM_TRANSPORT forces: nothing (""), one kind for every pair, or INTRA,INTER.
+struct Forced {
+  bool any = false;
+  Kind intra = Kind::kShm, inter = Kind::kTcp;
+};
+// Anything else than the forms above is InvalidArgument naming `source` (e.g. "LOOM_TRANSPORT").
+Status parseTransport(const std::string& s, const char* source, Forced* out);
 
 struct Selection {
   std::vector<Kind> kindOf;  // per rank (own rank: kShm, unused)

@@ -123,10 +123,8 @@ loomResult_t loomCommInitRankConfig(loomComm_t* comm, int nranks, loomUniqueId i
     if (config->commName != nullptr) opt.name = config->commName;
   }
   {
-    bool forced = false;
-    loom::transport::Kind kind;
-    loom::Status s = loom::transport::parseTransport(opt.transport, "config->transport", &forced,
-                                                     &kind);
+    loom::transport::Forced forced;
+    loom::Status s = loom::transport::parseTransport(opt.transport, "config->transport", &forced);
     if (!s.ok()) return fail(nullptr, s);
   }
   auto* c = new (std::nothrow) loomComm();
