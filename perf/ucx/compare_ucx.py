@@ -130,7 +130,9 @@ def measure(a, data):
                        for t in tls_list]
             configs += [("loom_tcp", ["-x", "LOOM_TRANSPORT=tcp"], "loom"),
                         ("loom_shm", ["-x", "LOOM_TRANSPORT=shm"], "loom")]
-            configs += [("mpi_ucx_" + t, ["--mca", "pml", "ucx", "-x", "UCX_TLS=" + t], "mpi")
+            # Open MPI 4.1's UCX PML takes only RDMA transports unless told otherwise.
+            configs += [("mpi_ucx_" + t, ["--mca", "pml", "ucx", "--mca", "pml_ucx_tls", "any",
+                                          "--mca", "pml_ucx_devices", "any", "-x", "UCX_TLS=" + t], "mpi")
                         for t in tls_list]
             for who, extra, backend in configs:
                 z = ["-z", "1"] if backend == "loom" else []
