@@ -30,8 +30,9 @@ bool ucxSeesRdma(std::string* what) {
   return false;
 }
 Status createUcxTransport(const SetupArgs& args, std::unique_ptr<Transport>* out) {
-  return invalidUsage("the ucx transport is not available: loom was built without UCX "
-                      "(install libucx-dev and reconfigure)");
+  return invalidUsage(
+      "the ucx transport is not available: loom was built without UCX "
+      "(install libucx-dev and reconfigure)");
 }
 #endif
 
@@ -127,8 +128,7 @@ std::string policyText() {
       "  other host, UCX sees an RDMA device    -> ucx\n"
       "  other host, otherwise                  -> tcp\n";
   s += strCat("  ucx transport built: ", ucxBuilt() ? "yes" : "no", "\n");
-  if (ucxBuilt())
-    s += strCat("  UCX sees RDMA here: ", rdma ? "yes (" + what + ")" : "no", "\n");
+  if (ucxBuilt()) s += strCat("  UCX sees RDMA here: ", rdma ? "yes (" + what + ")" : "no", "\n");
   return s;
 }
 

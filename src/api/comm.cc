@@ -37,12 +37,9 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   transport::Selection sel;
   LOOM_CHECK(transport::selectTransports(forced, c->rank, c->ids, allGather, &sel));
   std::vector<int> shmPeers, tcpPeers, ucxPeers;
-  for (int q = 0; q < c->nranks; ++q) {
-    if (q == c->rank) continue;
-    transport::Kind k = sel.kindOf[q];
-    (k == transport::Kind::kShm ? shmPeers : k == transport::Kind::kTcp ? tcpPeers : ucxPeers)
-        .push_back(q);
-  }
+  std::vector<int>* byKind[] = {&shmPeers, &tcpPeers, &ucxPeers};  // indexed by transport::Kind
+  for (int q = 0; q < c->nranks; ++q)
+    if (q != c->rank) byKind[static_cast<int>(sel.kindOf[q])]->push_back(q);
   c->ucxRdma = sel.ucxRdma;
   transport::SetupArgs args;
   args.rank = c->rank;

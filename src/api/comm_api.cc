@@ -6,9 +6,9 @@
 #include <thread>
 
 #include "api/comm.h"
-#include "transports/policy.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "transports/policy.h"
 
 using loom::Status;
 using loom::api::fail;

@@ -62,20 +62,23 @@ TEST(UcxTransport, SizeMismatchIsAnErrorNamingThePeer) {
   opt.transport = "ucx";
   opt.env = {{"UCX_TLS", "tcp"}};
   opt.commTimeoutMs = 20000;
-  auto res = runRanks(2, [](int rank, int p, loomComm_t comm) -> std::string {
-    std::vector<float> buf(17, 1.0f);
-    if (rank == 0) {
-      if (loomSend(buf.data(), 17, loomFloat32, 1, comm, nullptr) != loomSuccess)
-        return std::string("send failed: ") + loomGetLastError(comm);
-      return "";
-    }
-    loomResult_t r = loomRecv(buf.data(), 16, loomFloat32, 0, comm, nullptr);
-    if (r == loomSuccess) return "mismatched receive succeeded";
-    std::string msg = loomGetLastError(comm);
-    if (r != loomInvalidUsage) return "wrong code: " + msg;
-    if (msg.find("rank 0") == std::string::npos) return "error does not name rank 0: " + msg;
-    return "";
-  }, opt);
+  auto res = runRanks(
+      2,
+      [](int rank, int p, loomComm_t comm) -> std::string {
+        std::vector<float> buf(17, 1.0f);
+        if (rank == 0) {
+          if (loomSend(buf.data(), 17, loomFloat32, 1, comm, nullptr) != loomSuccess)
+            return std::string("send failed: ") + loomGetLastError(comm);
+          return "";
+        }
+        loomResult_t r = loomRecv(buf.data(), 16, loomFloat32, 0, comm, nullptr);
+        if (r == loomSuccess) return "mismatched receive succeeded";
+        std::string msg = loomGetLastError(comm);
+        if (r != loomInvalidUsage) return "wrong code: " + msg;
+        if (msg.find("rank 0") == std::string::npos) return "error does not name rank 0: " + msg;
+        return "";
+      },
+      opt);
   EXPECT_EQ(failures(res), "");
 }
 

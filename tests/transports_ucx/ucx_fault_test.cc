@@ -1,8 +1,8 @@
 // Faults over the ucx transport: a SIGKILLed rank is named by every survivor within the timeout,
 // over UCX's tcp and its shared-memory transports; an idle rank waiting on UCX sleeps (uses almost
 // no CPU) and a message wakes it; UCX's own warnings go to loom's log, not to stderr.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -26,7 +26,8 @@ using Clock = std::chrono::steady_clock;
 double cpuSeconds() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 class UcxFaults : public ::testing::TestWithParam<std::string> {};
@@ -69,7 +70,8 @@ TEST_P(UcxFaults, KilledRankIsNamedByEverySurvivor) {
   ASSERT_EQ(res.size(), 4u);
   EXPECT_EQ(res[2].signal, SIGKILL);
   for (int r : {0, 1, 3})
-    EXPECT_EQ(res[r].exitCode, 0) << "rank " << r << " (signal " << res[r].signal << "): " << res[r].message;
+    EXPECT_EQ(res[r].exitCode, 0) << "rank " << r << " (signal " << res[r].signal
+                                  << "): " << res[r].message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Tls, UcxFaults, ::testing::Values("tcp", "sm"),
@@ -81,29 +83,33 @@ TEST(UcxSleep, IdleRankSleepsAndWakesForTheMessage) {
   RankOptions opt;
   opt.transport = "ucx";
   opt.env = {{"UCX_TLS", "tcp"}};
-  auto res = runRanks(2, [](int rank, int p, loomComm_t comm) -> std::string {
-    int v = 41;
-    if (loomAllReduce(&v, &v, 1, loomInt32, loomSum, comm, nullptr) != loomSuccess)
-      return "warm-up failed";
-    if (rank == 0) {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
-      v = 7;
-      if (loomSend(&v, 1, loomInt32, 1, comm, nullptr) != loomSuccess) return "send failed";
-      return "";
-    }
-    const double cpu0 = cpuSeconds();
-    const auto t0 = Clock::now();
-    if (loomRecv(&v, 1, loomInt32, 0, comm, nullptr) != loomSuccess)
-      return std::string("recv failed: ") + loomGetLastError(comm);
-    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-    const double cpu = cpuSeconds() - cpu0;
-    if (v != 7) return "received " + std::to_string(v);
-    if (wall < 1.0) return "returned before the message was sent";
-    // A spinning rank burns ~wall seconds of CPU; a sleeping one a few milliseconds.
-    if (cpu > 0.25 * wall)
-      return "waiting rank used " + std::to_string(cpu) + " s CPU in " + std::to_string(wall) + " s";
-    return "";
-  }, opt);
+  auto res = runRanks(
+      2,
+      [](int rank, int p, loomComm_t comm) -> std::string {
+        int v = 41;
+        if (loomAllReduce(&v, &v, 1, loomInt32, loomSum, comm, nullptr) != loomSuccess)
+          return "warm-up failed";
+        if (rank == 0) {
+          std::this_thread::sleep_for(std::chrono::seconds(2));
+          v = 7;
+          if (loomSend(&v, 1, loomInt32, 1, comm, nullptr) != loomSuccess) return "send failed";
+          return "";
+        }
+        const double cpu0 = cpuSeconds();
+        const auto t0 = Clock::now();
+        if (loomRecv(&v, 1, loomInt32, 0, comm, nullptr) != loomSuccess)
+          return std::string("recv failed: ") + loomGetLastError(comm);
+        const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+        const double cpu = cpuSeconds() - cpu0;
+        if (v != 7) return "received " + std::to_string(v);
+        if (wall < 1.0) return "returned before the message was sent";
+        // A spinning rank burns ~wall seconds of CPU; a sleeping one a few milliseconds.
+        if (cpu > 0.25 * wall)
+          return "waiting rank used " + std::to_string(cpu) + " s CPU in " + std::to_string(wall) +
+                 " s";
+        return "";
+      },
+      opt);
   EXPECT_EQ(failures(res), "");
 }
 
@@ -126,12 +132,15 @@ TEST(UcxLog, UcxWarningsGoToLoomsLog) {
   ASSERT_GE(fd, 0);
   dup2(fd, 2);
   close(fd);
-  auto res = runRanks(2, [](int rank, int p, loomComm_t comm) -> std::string {
-    int v = 1;
-    if (loomAllReduce(&v, &v, 1, loomInt32, loomSum, comm, nullptr) != loomSuccess)
-      return "all-reduce failed";
-    return "";
-  }, opt);
+  auto res = runRanks(
+      2,
+      [](int rank, int p, loomComm_t comm) -> std::string {
+        int v = 1;
+        if (loomAllReduce(&v, &v, 1, loomInt32, loomSum, comm, nullptr) != loomSuccess)
+          return "all-reduce failed";
+        return "";
+      },
+      opt);
   dup2(saved, 2);
   close(saved);
   ASSERT_EQ(failures(res), "");

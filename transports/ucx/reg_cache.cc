@@ -65,7 +65,8 @@ void RegCache::drainUnmapped() {
   if (n == 0 && !all) return;
   for (auto it = entries_.begin(); it != entries_.end();) {
     bool hit = all;
-    for (size_t i = 0; i < n && !hit; ++i) hit = got[i].first < it->end && it->begin < got[i].second;
+    for (size_t i = 0; i < n && !hit; ++i)
+      hit = got[i].first < it->end && it->begin < got[i].second;
     auto next = std::next(it);
     if (hit && !it->stale) {
       it->stale = true;

@@ -1,10 +1,16 @@
-// UCX transport setup. Collective: a rank with UCX peers makes its context and worker; all ranks
-// gather the lengths of the packed worker addresses, then the addresses (padded to the longest),
-// through loom's bootstrap; each rank creates one endpoint per peer; a last round agrees on the
-// outcome, so a rank whose peer failed names it instead of waiting for a timeout. UCX reads its own
-// configuration from the environment (UCX_TLS, UCX_NET_DEVICES, UCX_RNDV_THRESH ... pass through).
+// UCX transport setup and teardown (the transport's constructor, init, destructor). Collective: a
+// rank with UCX peers makes its context and worker; all ranks gather the lengths of the packed
+// worker addresses, then the addresses (padded to the longest), through loom's bootstrap; each rank
+// creates one endpoint per peer; a last round agrees on the outcome, so a rank whose peer failed
+// names it instead of waiting for a timeout. UCX reads its own configuration from the environment
+// (UCX_TLS, UCX_NET_DEVICES, UCX_RNDV_THRESH ... pass through).
+#include <sched.h>
+#include <sys/eventfd.h>
 #include <ucs/debug/log_def.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -75,7 +81,7 @@ Status makeWorker(int nranks, std::unique_ptr<Worker>* out, std::string* address
   LOOM_CHECK(makeContext(UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP, nranks, noZcopy, &w->context));
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // one thread at a time (init, stream, caller)
   ucs_status_t st = ucp_worker_create(w->context, &wp, &w->worker);
   if (st != UCS_OK) return ucxError("ucp_worker_create", st);
   ucp_address_t* addr = nullptr;
@@ -123,8 +129,7 @@ Status setup(const SetupArgs& a, std::unique_ptr<Transport>* out) {
   }
   auto t = std::make_unique<UcxTransport>(a.rank, a.ids[a.rank], a.nranks, std::move(w));
   if (local.ok()) local = t->init(peers);
-  LOOM_CHECK(agreeOnOutcome(a.allGather, a.rank, a.nranks, a.ids, local, "ucx setup",
-                            a.abortFlag));
+  LOOM_CHECK(agreeOnOutcome(a.allGather, a.rank, a.nranks, a.ids, local, "ucx setup", a.abortFlag));
   LOOM_INFO(NET, "ucx transport on rank ", a.rank, ": ", peers.size(), " peers, worker address ",
             addr.size(), " bytes");
   *out = std::move(t);
@@ -134,6 +139,122 @@ Status setup(const SetupArgs& a, std::unique_ptr<Transport>* out) {
 }  // namespace
 
 namespace ucx {
+
+Worker::~Worker() {
+  if (worker != nullptr) ucp_worker_destroy(worker);
+  if (context != nullptr) ucp_cleanup(context);
+}
+
+UcxTransport::UcxTransport(int rank, PeerIdentity self, int nranks, std::unique_ptr<Worker> w)
+    : rank_(rank), nranks_(nranks), self_(std::move(self)), w_(std::move(w)), index_(nranks, -1) {}
+
+UcxTransport::~UcxTransport() {
+  regs_.reset();  // before the context goes (with the Worker)
+  if (anyFailed_ || !error_.ok()) {
+    // After a peer failure UCX must not be progressed again (drive()), and closing endpoints or
+    // destroying the worker progresses it: the worker and context are left to the process's end.
+    LOOM_INFO(NET, "ucx transport on rank ", rank_,
+              ": a peer failed; the UCX worker is not torn down (UCX 1.13 may abort)");
+    (void)w_.release();
+    return;
+  }
+  closeEndpoints();
+}
+
+Status UcxTransport::init(const std::vector<PeerConfig>& peers) {
+  spinUs_ = params::spinUs();
+  wakeFd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!wakeFd_.valid()) return errnoStatus("ucx transport: eventfd", errno);
+  if (w_ == nullptr) {
+    if (!peers.empty()) return internalError("ucx transport: peers but no worker");
+    return Status();  // a rank without UCX peers: wait() and wake() only
+  }
+  regs_ = std::make_unique<RegCache>(
+      w_->context, static_cast<size_t>(std::max<int64_t>(params::ucxRegCacheEntries(), 0)),
+      static_cast<uint64_t>(std::max<int64_t>(params::ucxRegMinBytes(), 1)));
+  ucs_status_t st = ucp_worker_get_efd(w_->worker, &efd_);
+  if (st != UCS_OK) {
+    efd_ = -1;
+    LOOM_WARN(NET, "ucx transport on rank ", rank_, ": no worker event fd (", ucs_status_string(st),
+              "); idle waits poll every millisecond");
+  }
+  for (const PeerConfig& pc : peers) {
+    index_[pc.rank] = static_cast<int>(peers_.size());
+    peers_.emplace_back();
+    Peer& p = peers_.back();
+    p.rank = pc.rank;
+    p.id = pc.id;
+    p.self = this;
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(pc.address.data());
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = &UcxTransport::onEpError;
+    ep.err_handler.arg = &p;
+    {
+      QuietUcxLog quiet;  // UCX logs an error for the try below when it cannot handle failures
+      st = ucp_ep_create(w_->worker, &ep, &p.ep);
+    }
+    if (st == UCS_ERR_UNREACHABLE) {
+      // UCX 1.13 offers peer failure handling only with a transport that can check the peer
+      // (tcp, ib); its shared-memory transports alone (UCX_TLS=sm) cannot. Such a peer is on
+      // this host, and checkPeers() names it by its pid when it dies.
+      ep.field_mask &= ~(UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER);
+      st = ucp_ep_create(w_->worker, &ep, &p.ep);
+      p.errHandling = false;
+      if (st == UCS_OK)
+        LOOM_INFO(NET, "ucx transport on rank ", rank_, ": no peer failure handling towards ",
+                  pc.id.describe(), " with these UCX transports; dead peers found by pid");
+    }
+    if (st != UCS_OK) {
+      p.ep = nullptr;
+      return remoteError("ucx setup on rank ", rank_, ": cannot create an endpoint to peer ",
+                         pc.id.describe(), ": ", ucs_status_string(st));
+    }
+  }
+  return Status();
+}
+
+void UcxTransport::closeEndpoints() {
+  if (w_ == nullptr) return;
+  // Receives still posted (an operation that failed or was aborted) are cancelled; their
+  // callbacks run during the progress below, while the Ops are still alive.
+  for (Peer& p : peers_)
+    for (Op& op : p.recvs)
+      if (op.ucxReq != nullptr) ucp_request_cancel(w_->worker, op.ucxReq);
+  // Flush and close every endpoint, so sends that completed locally reach their peers even when
+  // this rank leaves first; a dead peer's endpoint fails its flush (bounded by a deadline).
+  std::vector<ucs_status_ptr_t> pending;
+  for (Peer& p : peers_) {
+    if (p.ep == nullptr) continue;
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = p.failed != UCS_OK && p.errHandling ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    ucs_status_ptr_t r = ucp_ep_close_nbx(p.ep, &prm);
+    if (r != nullptr && !UCS_PTR_IS_ERR(r)) pending.push_back(r);
+    p.ep = nullptr;
+  }
+  using Clock = std::chrono::steady_clock;
+  const auto end = Clock::now() + std::chrono::seconds(5);
+  while (!pending.empty() && Clock::now() < end && !anyFailed_) {
+    ucp_worker_progress(w_->worker);
+    for (size_t i = 0; i < pending.size();) {
+      if (ucp_request_check_status(pending[i]) != UCS_INPROGRESS) {
+        ucp_request_free(pending[i]);
+        pending[i] = pending.back();
+        pending.pop_back();
+      } else {
+        ++i;
+      }
+    }
+    if (!pending.empty()) sched_yield();
+  }
+  drive();
+  if (!pending.empty())
+    LOOM_INFO(NET, "ucx transport on rank ", rank_, ": ", pending.size(),
+              " endpoints did not finish closing in 5 s");
+}
 
 QuietUcxLog::QuietUcxLog() { ++t_quiet; }
 QuietUcxLog::~QuietUcxLog() { --t_quiet; }

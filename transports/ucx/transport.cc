@@ -31,121 +31,6 @@ bool UcxTransport::drive() {
   return any;
 }
 
-Worker::~Worker() {
-  if (worker != nullptr) ucp_worker_destroy(worker);
-  if (context != nullptr) ucp_cleanup(context);
-}
-
-UcxTransport::UcxTransport(int rank, PeerIdentity self, int nranks, std::unique_ptr<Worker> w)
-    : rank_(rank), nranks_(nranks), self_(std::move(self)), w_(std::move(w)), index_(nranks, -1) {}
-
-UcxTransport::~UcxTransport() {
-  regs_.reset();  // before the context goes (with the Worker)
-  if (anyFailed_ || !error_.ok()) {
-    // After a peer failure UCX must not be progressed again (drive()), and closing endpoints or
-    // destroying the worker progresses it: the worker and context are left to the process's end.
-    LOOM_INFO(NET, "ucx transport on rank ", rank_,
-              ": a peer failed; the UCX worker is not torn down (UCX 1.13 may abort)");
-    (void)w_.release();
-    return;
-  }
-  closeEndpoints();
-}
-
-Status UcxTransport::init(const std::vector<PeerConfig>& peers) {
-  spinUs_ = params::spinUs();
-  wakeFd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!wakeFd_.valid()) return errnoStatus("ucx transport: eventfd", errno);
-  if (w_ == nullptr) {
-    if (!peers.empty()) return internalError("ucx transport: peers but no worker");
-    return Status();  // a rank without UCX peers: wait() and wake() only
-  }
-  regs_ = std::make_unique<RegCache>(
-      w_->context, static_cast<size_t>(std::max<int64_t>(params::ucxRegCacheEntries(), 0)),
-      static_cast<uint64_t>(std::max<int64_t>(params::ucxRegMinBytes(), 1)));
-  ucs_status_t st = ucp_worker_get_efd(w_->worker, &efd_);
-  if (st != UCS_OK) {
-    efd_ = -1;
-    LOOM_WARN(NET, "ucx transport on rank ", rank_, ": no worker event fd (",
-              ucs_status_string(st), "); idle waits poll every millisecond");
-  }
-  for (const PeerConfig& pc : peers) {
-    index_[pc.rank] = static_cast<int>(peers_.size());
-    peers_.emplace_back();
-    Peer& p = peers_.back();
-    p.rank = pc.rank;
-    p.id = pc.id;
-    p.self = this;
-    ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.address = reinterpret_cast<const ucp_address_t*>(pc.address.data());
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = &UcxTransport::onEpError;
-    ep.err_handler.arg = &p;
-    {
-      QuietUcxLog quiet;  // UCX logs an error for the try below when it cannot handle failures
-      st = ucp_ep_create(w_->worker, &ep, &p.ep);
-    }
-    if (st == UCS_ERR_UNREACHABLE) {
-      // UCX 1.13 offers peer failure handling only with a transport that can check the peer
-      // (tcp, ib); its shared-memory transports alone (UCX_TLS=sm) cannot. Such a peer is on
-      // this host, and checkPeers() names it by its pid when it dies.
-      ep.field_mask &= ~(UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER);
-      st = ucp_ep_create(w_->worker, &ep, &p.ep);
-      p.errHandling = false;
-      if (st == UCS_OK)
-        LOOM_INFO(NET, "ucx transport on rank ", rank_, ": no peer failure handling towards ",
-                  pc.id.describe(), " with these UCX transports; dead peers found by pid");
-    }
-    if (st != UCS_OK) {
-      p.ep = nullptr;
-      return remoteError("ucx setup on rank ", rank_, ": cannot create an endpoint to peer ",
-                         pc.id.describe(), ": ", ucs_status_string(st));
-    }
-  }
-  return Status();
-}
-
-void UcxTransport::closeEndpoints() {
-  if (w_ == nullptr) return;
-  // Receives still posted (an operation that failed or was aborted) are cancelled; their
-  // callbacks run during the progress below, while the Ops are still alive.
-  for (Peer& p : peers_)
-    for (Op& op : p.recvs)
-      if (op.ucxReq != nullptr) ucp_request_cancel(w_->worker, op.ucxReq);
-  // Flush and close every endpoint, so sends that completed locally reach their peers even when
-  // this rank leaves first; a dead peer's endpoint fails its flush (bounded by a deadline).
-  std::vector<ucs_status_ptr_t> pending;
-  for (Peer& p : peers_) {
-    if (p.ep == nullptr) continue;
-    ucp_request_param_t prm{};
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    prm.flags = p.failed != UCS_OK && p.errHandling ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    ucs_status_ptr_t r = ucp_ep_close_nbx(p.ep, &prm);
-    if (r != nullptr && !UCS_PTR_IS_ERR(r)) pending.push_back(r);
-    p.ep = nullptr;
-  }
-  const auto end = Clock::now() + std::chrono::seconds(5);
-  while (!pending.empty() && Clock::now() < end && !anyFailed_) {
-    ucp_worker_progress(w_->worker);
-    for (size_t i = 0; i < pending.size();) {
-      if (ucp_request_check_status(pending[i]) != UCS_INPROGRESS) {
-        ucp_request_free(pending[i]);
-        pending[i] = pending.back();
-        pending.pop_back();
-      } else {
-        ++i;
-      }
-    }
-    if (!pending.empty()) sched_yield();
-  }
-  drive();
-  if (!pending.empty())
-    LOOM_INFO(NET, "ucx transport on rank ", rank_, ": ", pending.size(),
-              " endpoints did not finish closing in 5 s");
-}
-
 Capabilities UcxTransport::caps() const {
   Capabilities c;
   c.name = "ucx";
@@ -275,8 +160,8 @@ Status UcxTransport::startOp(Peer& p, Op& op) {
     // No UCP_OP_ATTR_FIELD_RECV_INFO: UCX 1.13 then always returns a request and reports the
     // received length in the callback (its immediate-completion path left the length 0 here).
     prm.cb.recv = &UcxTransport::onRecv;
-    r = ucp_tag_recv_nbx(w_->worker, buf, req->bytes, makeTag(p.rank, p.recvSeq++),
-                         ~uint64_t{0}, &prm);
+    r = ucp_tag_recv_nbx(w_->worker, buf, req->bytes, makeTag(p.rank, p.recvSeq++), ~uint64_t{0},
+                         &prm);
   } else {
     prm.cb.send = &UcxTransport::onSend;
     r = ucp_tag_send_nbx(p.ep, buf, req->bytes, makeTag(rank_, p.sendSeq++), &prm);
@@ -372,9 +257,9 @@ Status UcxTransport::wait(int64_t timeoutUs) {
   } else if (!armPoll(&pollFds_)) {
     return Status();
   }
-  int64_t left = timeoutUs - std::chrono::duration_cast<std::chrono::microseconds>(
-                                 Clock::now() - start)
-                                 .count();
+  int64_t left =
+      timeoutUs -
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
   if (!pollable()) left = std::min<int64_t>(left, 1000);
   timespec ts{std::max<int64_t>(left, 0) / 1000000, (std::max<int64_t>(left, 0) % 1000000) * 1000};
   int rc = ppoll(pollFds_.data(), pollFds_.size(), &ts, nullptr);

@@ -3,8 +3,9 @@
 // carries them.
 //
 // Context and worker: one UCP context and one worker per communicator (not shared per process).
-// A worker is driven by the single thread that runs the communicator's operations
-// (UCS_THREAD_MODE_SINGLE, no locks), communicators may be driven by different threads, and
+// A worker is driven by one thread at a time, the one running the communicator's operations (the
+// caller, a host stream's thread, a non-blocking init's thread: UCS_THREAD_MODE_SERIALIZED, no
+// locks of loom's), communicators may be driven by different threads, and
 // destroying a communicator releases everything it made. The cost is one context per communicator
 // (its own registrations), which a split or a second communicator pays again.
 //
@@ -33,7 +34,8 @@
 // call return RemoteError naming the peer's rank and host; checkPeers() also names a dead peer on
 // this host by its pid. UCX 1.13 cannot handle peer failure over its shared-memory transports
 // alone (ucp_ep_create says unreachable): those endpoints are made without it, and the pid check
-// is what names a dead peer there. UCX's own log lines go to loom's log (NET subsystem), not to stderr.
+// is what names a dead peer there. UCX's own log lines go to loom's log (NET subsystem), not to
+// stderr.
 #pragma once
 
 #include <ucp/api/ucp.h>
@@ -111,7 +113,7 @@ class UcxTransport final : public Transport {
     PeerIdentity id;
     ucp_ep_h ep = nullptr;
     uint64_t sendSeq = 0, recvSeq = 0;
-    std::deque<Op> sends, recvs;  // posted, not yet complete, in order (deque: stable addresses)
+    std::deque<Op> sends, recvs;   // posted, not yet complete, in order (deque: stable addresses)
     ucs_status_t failed = UCS_OK;  // set by the endpoint's error handler
     bool errHandling = true;       // UCP_ERR_HANDLING_MODE_PEER (not with UCX_TLS=sm alone)
     UcxTransport* self = nullptr;
