@@ -150,11 +150,14 @@ UcxTransport::UcxTransport(int rank, PeerIdentity self, int nranks, std::unique_
 
 UcxTransport::~UcxTransport() {
   regs_.reset();  // before the context goes (with the Worker)
-  if (anyFailed_ || !error_.ok()) {
-    // After a peer failure UCX must not be progressed again (drive()), and closing endpoints or
-    // destroying the worker progresses it: the worker and context are left to the process's end.
+  bool busy = false;  // operations still posted: an aborted or failed call
+  for (const Peer& p : peers_) busy = busy || !p.sends.empty() || !p.recvs.empty();
+  if (anyFailed_ || !error_.ok() || busy) {
+    // After a peer failure UCX must not be progressed again (drive()), and UCX 1.13 asserts when
+    // a worker is destroyed with requests it cannot cancel (sends to a dead or absent peer): the
+    // worker and context are left to the process's end.
     LOOM_INFO(NET, "ucx transport on rank ", rank_,
-              ": a peer failed; the UCX worker is not torn down (UCX 1.13 may abort)");
+              ": failed or aborted; the UCX worker is not torn down (UCX 1.13 may abort)");
     (void)w_.release();
     return;
   }
