@@ -12,6 +12,7 @@ $SUDO apt-get install -y -q --no-install-recommends \
   libhwloc-dev hwloc \
   libopenmpi-dev openmpi-bin \
   libgloo-dev \
+  libucx-dev ucx-utils \
   infiniband-diags ibsim-utils libumad2sim0 \
   iproute2 procps \
   python3 python3-numpy gnuplot-nox graphviz \

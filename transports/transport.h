@@ -88,7 +88,7 @@ class Transport {
 
 // Everything a transport needs to connect. Creation is collective: every rank of the communicator
 // calls createShmTransport and then createTcpTransport (with possibly empty `peers`), because both
-// may use allGather.
+// may use allGather; then createUcxTransport when any pair uses ucx.
 struct SetupArgs {
   int rank = 0;
   int nranks = 1;
@@ -103,5 +103,8 @@ struct SetupArgs {
 
 Status createShmTransport(const SetupArgs& args, std::unique_ptr<Transport>* out);
 Status createTcpTransport(const SetupArgs& args, std::unique_ptr<Transport>* out);
+// Collective over all ranks when any pair of the communicator uses ucx (policy.h); in a build
+// without UCX it returns InvalidUsage.
+Status createUcxTransport(const SetupArgs& args, std::unique_ptr<Transport>* out);
 
 }  // namespace loom::transport

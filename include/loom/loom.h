@@ -76,7 +76,7 @@ typedef struct {
   unsigned int magic; /* LOOM_CONFIG_MAGIC */
   int blocking;       /* 1 (default): init returns when ready. 0: init may return loomInProgress */
   int64_t timeoutMs;  /* per-communicator deadline for every wait; <= 0: LOOM_TIMEOUT_MS */
-  const char* transport; /* "shm", "tcp" or NULL (auto / LOOM_TRANSPORT) */
+  const char* transport; /* "shm", "tcp", "ucx" or NULL (auto / LOOM_TRANSPORT) */
   const char* commName;  /* name shown in logs; may be NULL */
 } loomConfig_t;
 

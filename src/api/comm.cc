@@ -10,6 +10,7 @@
 #include "core/params.h"
 #include "kernels/reduce.h"
 #include "sched/executor.h"
+#include "transports/policy.h"
 
 namespace loom::api {
 
@@ -29,25 +30,23 @@ std::set<const loomComm*>& liveComms() {
   return s;
 }
 
+// Which transport carries each pair is decided in one place, transports/policy.h.
 Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   std::string forced = !opt.transport.empty() ? opt.transport : params::transport();
-  if (!forced.empty() && forced != "shm" && forced != "tcp")
-    return invalidArgument("transport '", forced, "' is not one of shm, tcp");
-  std::vector<int> shmPeers, tcpPeers;
-  for (int q = 0; q < c->nranks; ++q) {
-    if (q == c->rank) continue;
-    bool same = c->ids[q].sameHostAs(c->ids[c->rank]);
-    if (forced == "shm" && !same)
-      return invalidUsage("transport shm forced but ", c->ids[q].describe(),
-                          " is on another host than this rank (", c->ids[c->rank].hostname, ")");
-    (forced == "tcp" || !same ? tcpPeers : shmPeers).push_back(q);
-  }
+  bootstrap::Bootstrap* bs = c->bootstrap.get();
+  auto allGather = [bs](void* data, size_t bytes) { return bs->allGather(data, bytes); };
+  transport::Selection sel;
+  LOOM_CHECK(transport::selectTransports(forced, c->rank, c->ids, allGather, &sel));
+  std::vector<int> shmPeers, tcpPeers, ucxPeers;
+  std::vector<int>* byKind[] = {&shmPeers, &tcpPeers, &ucxPeers};  // indexed by transport::Kind
+  for (int q = 0; q < c->nranks; ++q)
+    if (q != c->rank) byKind[static_cast<int>(sel.kindOf[q])]->push_back(q);
+  c->ucxRdma = sel.ucxRdma;
   transport::SetupArgs args;
   args.rank = c->rank;
   args.nranks = c->nranks;
   args.ids = c->ids;
-  bootstrap::Bootstrap* bs = c->bootstrap.get();
-  args.allGather = [bs](void* data, size_t bytes) { return bs->allGather(data, bytes); };
+  args.allGather = allGather;
   args.commTag = bootstrap::idTag(id);
   args.timeoutMs = c->timeoutMs;
   args.abortFlag = &c->abortFlag;
@@ -55,13 +54,19 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   LOOM_CHECK(transport::createShmTransport(args, &c->shm));
   args.peers = tcpPeers;
   LOOM_CHECK(transport::createTcpTransport(args, &c->tcp));
+  if (sel.anyUcx) {
+    args.peers = ucxPeers;
+    LOOM_CHECK(transport::createUcxTransport(args, &c->ucx));
+  }
   c->transportOf.assign(c->nranks, nullptr);
   for (int q : shmPeers) c->transportOf[q] = c->shm.get();
   for (int q : tcpPeers) c->transportOf[q] = c->tcp.get();
+  for (int q : ucxPeers) c->transportOf[q] = c->ucx.get();
   if (!shmPeers.empty()) c->transports.push_back(c->shm.get());
   if (!tcpPeers.empty()) c->transports.push_back(c->tcp.get());
+  if (!ucxPeers.empty()) c->transports.push_back(c->ucx.get());
   LOOM_INFO(INIT, "comm ", c->name, " rank ", c->rank, "/", c->nranks, ": ", shmPeers.size(),
-            " shm peers, ", tcpPeers.size(), " tcp peers");
+            " shm peers, ", tcpPeers.size(), " tcp peers, ", ucxPeers.size(), " ucx peers");
   // A bad LOOM_ALGO / LOOM_TUNE fails init here; the planner parses and applies them itself.
   plan::Overrides checked;
   return plan::parseOverrides(params::algo(), params::tune(), &checked);
@@ -87,8 +92,11 @@ Status makePlanner(const CommOptions& opt, loomComm* c) {
   ctx.nranks = c->nranks;
   std::string forced = !opt.transport.empty() ? opt.transport : params::transport();
   for (const auto& id : c->ids)
-    ctx.hostOf.push_back(forced == "tcp" ? id.rank : forced == "shm" ? 0 : id.hostIndex);
-  ctx.interHost = plan::Transport::kTcp;
+    ctx.hostOf.push_back(forced == "tcp" || forced == "ucx" ? id.rank
+                         : forced == "shm"                  ? 0
+                                                            : id.hostIndex);
+  // Between hosts: tcp, or an RDMA network when the policy chose ucx for it.
+  ctx.interHost = c->ucxRdma ? plan::Transport::kNet : plan::Transport::kTcp;
   // The one-host collective primitive, when a transport offers it: the "direct" algorithms.
   ctx.directBytes = c->exec.host ? c->exec.host->maxBytes() : 0;
   noteHostCpus(*c, &ctx);
@@ -195,6 +203,7 @@ void commFree(loomComm* c) {
   c->exec.host = nullptr;
   c->shm.reset();
   c->tcp.reset();
+  c->ucx.reset();
   c->bootstrap.reset();
 }
 

@@ -59,7 +59,7 @@ struct ScheduleKey {
 
 struct CommOptions {
   int64_t timeoutMs = 0;  // <= 0: LOOM_TIMEOUT_MS
-  std::string transport;  // "", "shm", "tcp"
+  std::string transport;  // "", "shm", "tcp", "ucx" (transports/policy.h)
   std::string name;
 };
 
@@ -72,7 +72,8 @@ struct loomComm {
   int64_t timeoutMs = 600000;
   std::unique_ptr<loom::bootstrap::Bootstrap> bootstrap;
   std::vector<loom::PeerIdentity> ids;
-  std::unique_ptr<loom::transport::Transport> shm, tcp;
+  std::unique_ptr<loom::transport::Transport> shm, tcp, ucx;
+  bool ucxRdma = false;  // ucx carries the inter-host pairs because every rank sees RDMA
   std::vector<loom::transport::Transport*> transportOf;
   std::vector<loom::transport::Transport*> transports;
   loom::sched::ExecContext exec;                      // filled once the transports are up

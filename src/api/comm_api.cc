@@ -8,6 +8,7 @@
 #include "api/comm.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "transports/policy.h"
 
 using loom::Status;
 using loom::api::fail;
@@ -121,9 +122,11 @@ loomResult_t loomCommInitRankConfig(loomComm_t* comm, int nranks, loomUniqueId i
     if (config->transport != nullptr) opt.transport = config->transport;
     if (config->commName != nullptr) opt.name = config->commName;
   }
-  if (!opt.transport.empty() && opt.transport != "shm" && opt.transport != "tcp")
-    return fail(nullptr, loom::invalidArgument("config->transport '", opt.transport,
-                                               "' is not one of shm, tcp"));
+  {
+    loom::transport::Forced forced;
+    loom::Status s = loom::transport::parseTransport(opt.transport, "config->transport", &forced);
+    if (!s.ok()) return fail(nullptr, s);
+  }
   auto* c = new (std::nothrow) loomComm();
   if (c == nullptr) return fail(nullptr, loom::systemError("out of memory creating comm"));
   if (!blocking) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "harness/rank_harness.h"
+#include "transports/policy.h"
 
 namespace loom::testing {
 namespace {
@@ -146,7 +147,13 @@ TEST_P(Faults, TimeoutNamesTheMissingRank) {
   EXPECT_EQ(failures(res), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, Faults, ::testing::Values("shm", "tcp"));
+std::vector<std::string> faultTransports() {
+  std::vector<std::string> t = {"shm", "tcp"};
+  if (transport::ucxBuilt()) t.push_back("ucx");  // UCX's default transports (tcp and shm here)
+  return t;
+}
+INSTANTIATE_TEST_SUITE_P(Transports, Faults, ::testing::ValuesIn(faultTransports()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace loom::testing

@@ -12,7 +12,7 @@
 namespace loom::testing {
 
 struct RankOptions {
-  std::string transport;         // "", "shm", "tcp"
+  std::string transport;         // "", "shm", "tcp", "ucx"
   int64_t commTimeoutMs = 0;     // loomConfig_t.timeoutMs (0: default)
   int64_t killAfterMs = 120000;  // the harness kills every rank after this (a hang fails the test)
   std::vector<std::pair<std::string, std::string>> env;  // set in each rank before anything else

@@ -1,4 +1,5 @@
-// loom-info: version, build features, the kernels' instruction set, and the parameter table.
+// loom-info: version, build features, the kernels' instruction set, the transport selection
+// policy, and the parameter table.
 //   loom-info            summary
 //   loom-info --params   every LOOM_* parameter with default, current value and help
 //   loom-info --params-md  the same as a markdown table (pasted into README.md)
@@ -10,6 +11,7 @@
 #include "core/params.h"
 #include "kernels/reduce.h"
 #include "loom/loom.h"
+#include "transports/policy.h"
 
 int main(int argc, char** argv) {
   bool params = false, md = false;
@@ -42,5 +44,6 @@ int main(int argc, char** argv) {
   for (const auto& a : loom::algo::registry())
     std::printf("  %-14s %s%s\n", loom::sched::collName(a.coll), a.name,
                 a.host ? " (one-host communicators: the shm transport's direct primitive)" : "");
+  std::printf("%s", loom::transport::policyText().c_str());
   return 0;
 }
