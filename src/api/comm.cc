@@ -128,6 +128,8 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
   c->name = opt.name;
   c->timeoutMs = opt.timeoutMs > 0 ? opt.timeoutMs : params::timeoutMs();
   log::setThreadRank(rank);
+  LOOM_CHECK(readCheckCalls(c));
+  LOOM_CHECK(readFaults(c));
   LOOM_CHECK(
       bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag, &c->bootstrap));
   c->ids = c->bootstrap->peers();
@@ -290,15 +292,18 @@ Status rootCause(const loomComm* c, Status s) {
 
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
   Status s = runOpsOnce(c, ops);
-  return s.ok() ? s : rootCause(c, std::move(s));
+  return s.ok() ? s : afterFailure(c, rootCause(c, std::move(s)));
 }
 
 Status runOp(loomComm* c, const OpDesc& o) {
   std::shared_ptr<const sched::Schedule> s;
   const RedOp norm = o.op == RedOp::kAvg ? RedOp::kSum : o.op;
-  Status st = scheduleFor(c, o, /*alone=*/true, &s);
-  if (st.ok()) st = sched::execute(*s, o.send, o.recv, o.dtype, norm, c->exec);
-  if (!st.ok()) return rootCause(c, std::move(st));
+  if (!c->faults.empty()) fireFaults(c);
+  const CallDesc call = nextCall(c, o, /*checked=*/true);
+  Status st = beginCall(c, call);
+  if (st.ok()) st = scheduleFor(c, o, /*alone=*/true, &s);
+  if (st.ok()) st = sched::execute(*s, o.send, o.recv, o.dtype, norm, c->exec, &call);
+  if (!st.ok()) return afterFailure(c, rootCause(c, std::move(st)));
   const uint64_t n = avgElems(c, o);
   if (n > 0) kernels::divideInPlace(o.recv, n, o.dtype, c->nranks);
   return Status();
@@ -306,6 +311,11 @@ Status runOp(loomComm* c, const OpDesc& o) {
 
 Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
   const sched::ExecContext& ctx = c->exec;
+  if (!c->faults.empty()) fireFaults(c);
+  // A call alone is checked; calls merged into a group are not (each still takes its number).
+  std::vector<CallDesc> calls;
+  for (const OpDesc& o : ops) calls.push_back(nextCall(c, o, /*checked=*/ops.size() == 1));
+  LOOM_CHECK(beginCall(c, calls.size() == 1 ? calls[0] : CallDesc{}));
   // Reductions of one (dtype, op) class run together; each further class runs after, in order.
   std::vector<bool> ran(ops.size(), false);
   for (size_t first = 0; first < ops.size(); ++first) {
@@ -331,7 +341,7 @@ Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
         LOOM_CHECK(sched::execute(*s,
                                   {const_cast<uint8_t*>(static_cast<const uint8_t*>(o.send)),
                                    static_cast<uint8_t*>(o.recv), nullptr},
-                                  o.dtype, norm, ctx));
+                                  o.dtype, norm, ctx, &calls[0]));
         ran[i] = true;
         break;
       }

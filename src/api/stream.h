@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "core/status.h"
@@ -19,6 +20,10 @@ struct loomStream {
   loom::Status firstError;
   bool stop = false;
   std::thread worker;
+  // Never-reused memory (api/handles.h): a stale handle stays kInvalidUsage.
+  static void* operator new(size_t bytes);
+  static void* operator new(size_t bytes, const std::nothrow_t&) noexcept;
+  static void operator delete(void* p) noexcept;
 };
 
 namespace loom::api {

@@ -103,6 +103,13 @@ class ShmTransport final : public Transport {
   // The one-host direct all-reduce (direct.h) when every rank of the communicator is a peer on
   // this host and LOOM_SHM_DIRECT_BYTES > 0; nullptr otherwise.
   HostCollective* hostCollective() override { return direct_.get(); }
+  // Call checking (calls.cc): publish this rank's call; give up with a reason peers will read.
+  Status beginCall(const CallDesc& call) override;
+  void poison(const std::string& reason) override;
+  void injectFault(const FaultSpec& f) override;
+  // A peer that gave up (aborted), or one in a different call at the same sequence number (its
+  // published call), or OK. The direct path calls it while it waits.
+  Status checkCalls();
 
   // Rough constants, not calibrated at run time. The copies on the two sides overlap, so a stream
   // runs at 0.6-0.9x one core's memcpy (tests/transports_shm/shm_transport_perf on the 2-core
@@ -150,6 +157,9 @@ class ShmTransport final : public Transport {
     };
     std::deque<Unacked> unacked;
     bool busy() const { return !sends.empty() || !recvs.empty() || !unacked.empty(); }
+    // LOOM_CHECKSUM: the receive in progress carries a CRC (recvCrcWant); recvCrc so far.
+    bool recvCheck = false;
+    uint32_t recvCrc = 0, recvCrcWant = 0;
   };
 
   explicit ShmTransport(const SetupArgs& args);
@@ -173,6 +183,7 @@ class ShmTransport final : public Transport {
   bool woken();
   void notifyPeer(Peer& p);
   void markState(PeerState s);
+  Status abortedError(const Peer& p) const;
   Doorbell* bell() { return own_ ? &own_->control()->doorbell : &localBell_; }
 
   int rank_ = 0;
@@ -201,6 +212,15 @@ class ShmTransport final : public Transport {
   std::unique_ptr<uint8_t[]> cmaBlock_;  // reducing single-copy receives land here first
   uint64_t cmaReceived_ = 0;
   std::unique_ptr<ShmDirect> direct_;
+  CallDesc currentCall_;  // the call beginCall() published last
+  CallDesc lastCall_;     // the one before it
+  Status checkLeftovers(const CallDesc& call);
+  bool checksum_ = false;  // LOOM_CHECKSUM
+  // LOOM_FAULT: flip a bit of the next payload to flipPeer_ (-1 any); posts to a closed peer fail.
+  bool flipArmed_ = false;
+  int flipPeer_ = -1;
+  std::vector<bool> faultClosed_;
+  Status checkCrc(const Peer& p, uint64_t bytes) const;
 };
 
 }  // namespace loom::transport::shm
