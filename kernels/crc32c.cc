@@ -56,10 +56,61 @@ uint32_t crc32cPortable(uint32_t crc, const void* data, size_t n) {
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+namespace {
+
+// The crc32 instruction has a latency of three cycles and a throughput of one, so three
+// independent streams over three blocks of kBlock bytes run about three times as fast as one; the
+// three registers are then combined: raw(r, A B) = shiftBlock(raw(r, A)) ^ raw(0, B), where
+// shiftBlock (appending kBlock zero bytes) is linear over GF(2), a 32 x 32 bit matrix.
+constexpr size_t kBlock = 4096;
+
+struct Shift {
+  uint32_t col[32];  // shiftBlock of each single bit
+  Shift() {
+    const Table& tb = table();
+    for (int j = 0; j < 32; ++j) {
+      uint32_t c = 1u << j;
+      for (size_t k = 0; k < kBlock; ++k) c = (c >> 8) ^ tb.t[0][c & 0xff];
+      col[j] = c;
+    }
+  }
+  uint32_t apply(uint32_t r) const {
+    uint32_t out = 0;
+    for (int j = 0; j < 32; ++j) out ^= col[j] & (0u - ((r >> j) & 1));
+    return out;
+  }
+};
+
+const Shift& shiftBlock() {
+  static const Shift s;
+  return s;
+}
+
+}  // namespace
+
 __attribute__((target("sse4.2"))) uint32_t crc32cHardware(uint32_t crc, const void* data,
                                                            size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
   uint64_t c = ~crc;
+  if (n >= 3 * kBlock) {
+    const Shift& sh = shiftBlock();
+    while (n >= 3 * kBlock) {
+      uint64_t a = c, b = 0, d = 0;
+      for (size_t i = 0; i < kBlock; i += 8) {
+        uint64_t wa, wb, wd;
+        std::memcpy(&wa, p + i, 8);
+        std::memcpy(&wb, p + kBlock + i, 8);
+        std::memcpy(&wd, p + 2 * kBlock + i, 8);
+        a = __builtin_ia32_crc32di(a, wa);
+        b = __builtin_ia32_crc32di(b, wb);
+        d = __builtin_ia32_crc32di(d, wd);
+      }
+      c = sh.apply(sh.apply(static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b)) ^
+          static_cast<uint32_t>(d);
+      p += 3 * kBlock;
+      n -= 3 * kBlock;
+    }
+  }
   while (n >= 8) {
     uint64_t w;
     std::memcpy(&w, p, 8);

@@ -1,4 +1,4 @@
-// Call checking in the api layer (core/call_desc.h, docs/failures.md): every collective call gets
+// Call checking in the api layer (core/call_desc.h, docs/misuse.md): every collective call gets
 // the next number of its communicator and a descriptor that the transports put in front of every
 // message; a receiver that finds a different call there fails with both calls named. A rank that
 // sees a mismatch or a corrupted message (LOOM_CHECKSUM), or hears of one from a peer, gives up

@@ -4,7 +4,7 @@
 // path's slot), and each receiver compares it with its own call's: a mismatch (rank 0
 // all-reduces 1000 floats, rank 1 1001; float32 against float64; roots or ops that differ; an
 // all-reduce against a broadcast; a call one rank skipped) is an error that names both ranks and
-// both calls, never a silent wrong answer or a wait until the timeout. docs/failures.md.
+// both calls, never a silent wrong answer or a wait until the timeout. docs/misuse.md.
 //
 // 24 bytes, plain data, the same layout on every rank of a job (it travels between processes).
 #pragma once

@@ -1,4 +1,4 @@
-// Fault injection for tests (LOOM_FAULT, docs/failures.md): a rank kills itself, stops, stalls,
+// Fault injection for tests (LOOM_FAULT, docs/misuse.md): a rank kills itself, stops, stalls,
 // closes a connection or flips a bit of an outgoing payload when it begins its N-th operation on a
 // communicator. The spec is parsed at communicator creation (a bad spec fails it with
 // kInvalidArgument naming LOOM_FAULT); the api layer counts operations and fires the faults, the

@@ -1,7 +1,7 @@
 // LOOM_FAULT (fault injection) and LOOM_CHECKSUM (payload integrity), issue 46 items 6 and 7:
 // bad specs are refused naming LOOM_FAULT; kill, stop, stall and close at operation N give the
 // errors a user would expect, naming the rank; a flipped bit is an error naming the sender and the
-// link with checksums on, and with checksums off goes unnoticed (what docs/failures.md says).
+// link with checksums on, and with checksums off goes unnoticed (what docs/misuse.md says).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -153,7 +153,7 @@ TEST_P(Faults, FlippedBitIsDetectedWithChecksums) {
 }
 
 // With checksums off (the default) the same flip is silent: every call succeeds and the result is
-// wrong. This is the behaviour docs/failures.md and the README describe.
+// wrong. This is the behaviour docs/misuse.md and the README describe.
 TEST_P(Faults, FlippedBitGoesUnnoticedWithoutChecksums) {
   RankOptions opt;
   opt.transport = GetParam();
