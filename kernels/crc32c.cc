@@ -89,7 +89,7 @@ const Shift& shiftBlock() {
 }  // namespace
 
 __attribute__((target("sse4.2"))) uint32_t crc32cHardware(uint32_t crc, const void* data,
-                                                           size_t n) {
+                                                          size_t n) {
   const auto* p = static_cast<const uint8_t*>(data);
   uint64_t c = ~crc;
   if (n >= 3 * kBlock) {

@@ -1,7 +1,8 @@
 // CRC32C (Castagnoli), the checksum of LOOM_CHECKSUM=1 (docs/misuse.md). The SSE4.2 crc32
 // instruction where the CPU has it (three interleaved streams over 4 KiB blocks, combined), a
-// table-driven portable version (slicing by 8) otherwise; chosen once at run time. Both give the same value (tests/kernels/crc32c_test checks them against each other and
-// against the standard check value of "123456789", 0xe3069283).
+// table-driven portable version (slicing by 8) otherwise; chosen once at run time. Both give the
+// same value (tests/kernels/crc32c_test checks them against each other and against the standard
+// check value of "123456789", 0xe3069283).
 #pragma once
 
 #include <cstddef>

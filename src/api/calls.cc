@@ -56,7 +56,8 @@ CallDesc nextCall(loomComm* c, const OpDesc& op, bool checked) {
   d.seq = ++c->callSeq;
   d.checked = checked && c->checkCalls != loomComm::CheckCalls::kOff ? 1 : 0;
   d.coll = static_cast<uint8_t>(op.coll);
-  d.count = op.count;
+  // All-to-all-v's counts are per peer and differ between ranks by design.
+  d.count = op.coll == sched::CollType::kAllToAllv ? 0 : op.count;
   d.dtype = static_cast<uint8_t>(op.dtype);
   if (op.reduces()) d.op = static_cast<uint8_t>(op.op);
   if (rooted(op.coll)) d.root = op.root;
@@ -69,7 +70,7 @@ Status beginCall(loomComm* c, const CallDesc& call) {
     std::lock_guard<std::mutex> g(c->mu);
     if (!c->gaveUp.empty())
       return invalidUsage("this communicator is unusable: rank ", c->rank, " gave up on it after ",
-                        c->gaveUp);
+                          c->gaveUp);
   }
   if (c->checkCalls == loomComm::CheckCalls::kOff) return Status();
   for (auto* t : c->transports) LOOM_CHECK(t->beginCall(call));

@@ -6,9 +6,9 @@ namespace loom {
 namespace {
 
 // Names of sched::CollType (core cannot include sched; tests/sched check the two agree).
-constexpr const char* kCollNames[] = {"allreduce", "broadcast", "reduce",  "allgather",
-                                      "reducescatter", "alltoall", "send", "recv",
-                                      "barrier", "gather",    "scatter", "alltoallv"};
+constexpr const char* kCollNames[] = {"allreduce",     "broadcast", "reduce",  "allgather",
+                                      "reducescatter", "alltoall",  "send",    "recv",
+                                      "barrier",       "gather",    "scatter", "alltoallv"};
 
 }  // namespace
 

@@ -17,12 +17,12 @@
 namespace loom {
 
 struct CallDesc {
-  uint64_t seq = 0;    // 1, 2, ... per communicator, counting collective calls (0: none yet)
-  uint64_t count = 0;  // elements, as the caller passed them
-  int32_t root = -1;   // rooted collectives only, else -1
-  uint8_t coll = 0;    // sched::CollType
-  uint8_t dtype = 0;   // DataType
-  uint8_t op = 0xff;   // RedOp for reductions, else 0xff
+  uint64_t seq = 0;     // 1, 2, ... per communicator, counting collective calls (0: none yet)
+  uint64_t count = 0;   // elements, as the caller passed them
+  int32_t root = -1;    // rooted collectives only, else -1
+  uint8_t coll = 0;     // sched::CollType
+  uint8_t dtype = 0;    // DataType
+  uint8_t op = 0xff;    // RedOp for reductions, else 0xff
   uint8_t checked = 0;  // 0: not compared (point-to-point, grouped calls, no descriptor)
 };
 static_assert(sizeof(CallDesc) == 24, "CallDesc travels on the wire");

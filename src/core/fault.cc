@@ -47,8 +47,8 @@ Status parseEntry(const std::string& entry, size_t index, FaultSpec* f) {
     bool allowed = true;
     if (key == "rank" || key == "peer") {
       ok = parseInt(val, 0, &x);
-      allowed = key == "rank" || f->kind == FaultSpec::Kind::kClose ||
-                f->kind == FaultSpec::Kind::kFlip;
+      allowed =
+          key == "rank" || f->kind == FaultSpec::Kind::kClose || f->kind == FaultSpec::Kind::kFlip;
       (key == "rank" ? f->rank : f->peer) = static_cast<int>(x);
     } else if (key == "op") {
       ok = parseInt(val, 1, &x);

@@ -12,7 +12,9 @@
 #include <tuple>
 #include <vector>
 
+#include "core/call_desc.h"
 #include "harness/rank_harness.h"
+#include "sched/schedule.h"
 
 namespace loom::testing {
 namespace {
@@ -40,8 +42,7 @@ Call broadcast(size_t n, int root) {
             std::vector<float> buf(n, 1.0f);
             return loomBroadcast(buf.data(), buf.data(), n, loomFloat32, root, c, nullptr);
           },
-          "broadcast(count=" + std::to_string(n) + ", float32, root=" + std::to_string(root) +
-              ")"};
+          "broadcast(count=" + std::to_string(n) + ", float32, root=" + std::to_string(root) + ")"};
 }
 
 struct Case {
@@ -52,10 +53,12 @@ struct Case {
 std::vector<Case> cases() {
   const size_t kBig = 1000000;
   return {
-      {"count_direct", allReduce(1000, loomFloat32, loomSum), allReduce(1001, loomFloat32, loomSum)},
+      {"count_direct", allReduce(1000, loomFloat32, loomSum),
+       allReduce(1001, loomFloat32, loomSum)},
       {"count_large", allReduce(kBig, loomFloat32, loomSum),
        allReduce(kBig + 1, loomFloat32, loomSum)},
-      {"dtype_direct", allReduce(1000, loomFloat32, loomSum), allReduce(1000, loomFloat64, loomSum)},
+      {"dtype_direct", allReduce(1000, loomFloat32, loomSum),
+       allReduce(1000, loomFloat64, loomSum)},
       {"dtype_large", allReduce(kBig, loomFloat32, loomSum), allReduce(kBig, loomFloat64, loomSum)},
       {"op_direct", allReduce(1000, loomFloat32, loomSum), allReduce(1000, loomFloat32, loomMax)},
       {"op_large", allReduce(kBig, loomFloat32, loomSum), allReduce(kBig, loomFloat32, loomMax)},
@@ -116,7 +119,8 @@ TEST_P(Mismatch, EveryRankFailsNamingBothCalls) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Calls, Mismatch,
-                         ::testing::Combine(::testing::Values("shm", "tcp"), ::testing::Values(2, 4),
+                         ::testing::Combine(::testing::Values("shm", "tcp"),
+                                            ::testing::Values(2, 4),
                                             ::testing::Values("on", "strict")),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_np" +
@@ -129,25 +133,29 @@ TEST(Mismatch, MatchingCallsSucceedInEveryMode) {
   for (const char* mode : {"on", "strict", "off"}) {
     RankOptions opt;
     opt.env = {{"LOOM_CHECK_CALLS", mode}};
-    auto res = runRanks(3, [](int rank, int p, loomComm_t comm) -> std::string {
-      for (size_t n : {size_t{1}, size_t{1000}, size_t{300000}}) {
-        std::vector<float> buf(n, 1.0f);
-        if (loomAllReduce(buf.data(), buf.data(), n, loomFloat32, loomSum, comm, nullptr) !=
-                loomSuccess ||
-            buf[n - 1] != static_cast<float>(p))
-          return std::string("allreduce: ") + loomGetLastError(comm);
-        if (loomBroadcast(buf.data(), buf.data(), n, loomFloat32, 2, comm, nullptr) != loomSuccess)
-          return std::string("broadcast: ") + loomGetLastError(comm);
-      }
-      int v = rank;
-      if (rank == 0 && loomSend(&v, 1, loomInt32, 1, comm, nullptr) != loomSuccess)
-        return std::string("send: ") + loomGetLastError(comm);
-      if (rank == 1 && (loomRecv(&v, 1, loomInt32, 0, comm, nullptr) != loomSuccess || v != 0))
-        return std::string("recv: ") + loomGetLastError(comm);
-      if (loomBarrier(comm, nullptr) != loomSuccess)
-        return std::string("barrier: ") + loomGetLastError(comm);
-      return "";
-    }, opt);
+    auto res = runRanks(
+        3,
+        [](int rank, int p, loomComm_t comm) -> std::string {
+          for (size_t n : {size_t{1}, size_t{1000}, size_t{300000}}) {
+            std::vector<float> buf(n, 1.0f);
+            if (loomAllReduce(buf.data(), buf.data(), n, loomFloat32, loomSum, comm, nullptr) !=
+                    loomSuccess ||
+                buf[n - 1] != static_cast<float>(p))
+              return std::string("allreduce: ") + loomGetLastError(comm);
+            if (loomBroadcast(buf.data(), buf.data(), n, loomFloat32, 2, comm, nullptr) !=
+                loomSuccess)
+              return std::string("broadcast: ") + loomGetLastError(comm);
+          }
+          int v = rank;
+          if (rank == 0 && loomSend(&v, 1, loomInt32, 1, comm, nullptr) != loomSuccess)
+            return std::string("send: ") + loomGetLastError(comm);
+          if (rank == 1 && (loomRecv(&v, 1, loomInt32, 0, comm, nullptr) != loomSuccess || v != 0))
+            return std::string("recv: ") + loomGetLastError(comm);
+          if (loomBarrier(comm, nullptr) != loomSuccess)
+            return std::string("barrier: ") + loomGetLastError(comm);
+          return "";
+        },
+        opt);
     EXPECT_EQ(failures(res), "") << "LOOM_CHECK_CALLS=" << mode;
   }
 }
@@ -155,9 +163,36 @@ TEST(Mismatch, MatchingCallsSucceedInEveryMode) {
 TEST(Mismatch, BadCheckCallsValueIsRejected) {
   RankOptions opt;
   opt.env = {{"LOOM_CHECK_CALLS", "sometimes"}};
-  auto res = runRanks(1, [](int, int, loomComm_t) { return std::string(); }, opt);
+  auto res = runRanks(
+      1, [](int, int, loomComm_t) { return std::string(); }, opt);
   ASSERT_EQ(res.size(), 1u);
   EXPECT_NE(res[0].message.find("LOOM_CHECK_CALLS"), std::string::npos) << res[0].message;
+}
+
+// core/call_desc.cc names collectives without seeing sched: the names must agree.
+TEST(CallDesc, NamesAgreeWithTheSchedulesCollectives) {
+  for (int c = 0; c < sched::kNumCollTypes; ++c) {
+    CallDesc d;
+    d.checked = 1;
+    d.coll = static_cast<uint8_t>(c);
+    d.dtype = 7;
+    const std::string want = sched::collName(static_cast<sched::CollType>(c));
+    EXPECT_EQ(describeCall(d).substr(0, want.size() + 1), want + "(") << c;
+  }
+  CallDesc a;
+  a.checked = 1;
+  a.seq = 3;
+  a.count = 1000;
+  a.dtype = 7;
+  a.op = 0;
+  CallDesc b = a;
+  b.count = 1001;
+  EXPECT_EQ(describeCall(a), "allreduce(count=1000, float32, sum)");
+  const std::string m = callMismatch(0, a, 1, b, "a test").message();
+  EXPECT_NE(m.find("rank 0 called allreduce(count=1000, float32, sum) but rank 1 called "
+                   "allreduce(count=1001, float32, sum) (call #3 of both)"),
+            std::string::npos)
+      << m;
 }
 
 // A destroyed communicator (or stream) stays invalid even after new ones are created: the new ones

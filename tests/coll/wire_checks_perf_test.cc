@@ -47,38 +47,42 @@ void measure(const std::string& transport, int nranks, size_t bytes, int iters, 
   RankOptions opt;
   opt.transport = transport;
   opt.killAfterMs = 600000;
-  auto res = runRanks(nranks, [&](int rank, int, loomComm_t comm) -> std::string {
-    std::vector<loomComm_t> comms;
-    for (const Variant& v : kVariants) {
-      loomComm_t c = variantComm(comm, rank, v);
-      if (c == nullptr) return std::string("split: ") + loomGetLastError(comm);
-      comms.push_back(c);
-    }
-    std::vector<float> buf(std::max<size_t>(bytes / 4, 2), 1.0f);
-    std::vector<std::vector<double>> us(comms.size());
-    for (int r = 0; r < rounds + 1; ++r) {
-      for (size_t k = 0; k < comms.size(); ++k) {
-        if (loomBarrier(comms[k], nullptr) != loomSuccess) return "barrier failed";
-        auto t0 = Clock::now();
-        for (int i = 0; i < iters; ++i)
-          if (loomAllReduce(buf.data(), buf.data(), buf.size(), loomFloat32, loomSum, comms[k],
-                            nullptr) != loomSuccess)
-            return std::string("allreduce: ") + loomGetLastError(comms[k]);
-        double t = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / iters;
-        if (r > 0) us[k].push_back(t);  // round 0 warms up
-      }
-    }
-    if (rank == 0) {
-      const double base = median(us[0]);
-      for (size_t k = 0; k < comms.size(); ++k) {
-        const double m = median(us[k]);
-        std::fprintf(stderr, "| %s | %d | %zu B | %s | %.2f us | %+.1f%% |\n", transport.c_str(),
-                     nranks, bytes, kVariants[k].name, m, 100.0 * (m / base - 1));
-      }
-    }
-    for (loomComm_t c : comms) loomCommDestroy(c);
-    return "";
-  }, opt);
+  auto res = runRanks(
+      nranks,
+      [&](int rank, int, loomComm_t comm) -> std::string {
+        std::vector<loomComm_t> comms;
+        for (const Variant& v : kVariants) {
+          loomComm_t c = variantComm(comm, rank, v);
+          if (c == nullptr) return std::string("split: ") + loomGetLastError(comm);
+          comms.push_back(c);
+        }
+        std::vector<float> buf(std::max<size_t>(bytes / 4, 2), 1.0f);
+        std::vector<std::vector<double>> us(comms.size());
+        for (int r = 0; r < rounds + 1; ++r) {
+          for (size_t k = 0; k < comms.size(); ++k) {
+            if (loomBarrier(comms[k], nullptr) != loomSuccess) return "barrier failed";
+            auto t0 = Clock::now();
+            for (int i = 0; i < iters; ++i)
+              if (loomAllReduce(buf.data(), buf.data(), buf.size(), loomFloat32, loomSum, comms[k],
+                                nullptr) != loomSuccess)
+                return std::string("allreduce: ") + loomGetLastError(comms[k]);
+            double t = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / iters;
+            if (r > 0) us[k].push_back(t);  // round 0 warms up
+          }
+        }
+        if (rank == 0) {
+          const double base = median(us[0]);
+          for (size_t k = 0; k < comms.size(); ++k) {
+            const double m = median(us[k]);
+            std::fprintf(stderr, "| %s | %d | %zu B | %s | %.2f us | %+.1f%% |\n",
+                         transport.c_str(), nranks, bytes, kVariants[k].name, m,
+                         100.0 * (m / base - 1));
+          }
+        }
+        for (loomComm_t c : comms) loomCommDestroy(c);
+        return "";
+      },
+      opt);
   EXPECT_EQ(failures(res), "");
 }
 

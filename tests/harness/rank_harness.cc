@@ -1,7 +1,5 @@
 #include "harness/rank_harness.h"
 
-#include "core/params.h"
-
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,6 +8,8 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+
+#include "core/params.h"
 
 namespace loom::testing {
 namespace {

@@ -47,11 +47,11 @@ Status ShmTransport::checkLeftovers(const CallDesc& call) {
     }
     if (h->magic != kMessageMagic || !h->call.checked || h->call.seq >= call.seq) continue;
     const CallDesc& mine = lastCall_.seq == h->call.seq ? lastCall_ : currentCall_;
-    return callMismatch(rank_, mine, p.rank, h->call,
-                        strCat("rank ", rank_, " when it began call #", call.seq,
-                               ": a message of rank ", p.rank, "'s call #", h->call.seq,
-                               " was never received")
-                            .c_str());
+    return callMismatch(
+        rank_, mine, p.rank, h->call,
+        strCat("rank ", rank_, " when it began call #", call.seq, ": a message of rank ", p.rank,
+               "'s call #", h->call.seq, " was never received")
+            .c_str());
   }
   return Status();
 }

@@ -98,7 +98,7 @@ ShmDirect::Slot* ShmDirect::slot(uint64_t seq, int rank) const {
 }
 
 Status ShmDirect::allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op,
-                           const CallDesc* call) {
+                            const CallDesc* call) {
   const uint64_t bytes = count * dtypeSize(dt);
   if (bytes > args_.maxBytes)
     return internalError("one-host direct path: ", bytes, " bytes exceed its slot of ",

@@ -253,9 +253,9 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
         return internalError("shm: corrupt message header #", p.recvSeq, " from peer ",
                              p.id.describe(), " to rank ", rank_);
       if (r->call && !sameCall(*r->call, h->call))
-        return callMismatch(rank_, *r->call, p.rank, h->call,
-                            strCat("rank ", rank_, " receiving from rank ", p.rank, " over shm")
-                                .c_str());
+        return callMismatch(
+            rank_, *r->call, p.rank, h->call,
+            strCat("rank ", rank_, " receiving from rank ", p.rank, " over shm").c_str());
       if (h->bytes != r->bytes)
         return invalidUsage("shm: message #", p.recvSeq, " from peer ", p.id.describe(), " has ",
                             h->bytes, " bytes but rank ", rank_, " posted a receive of ", r->bytes);

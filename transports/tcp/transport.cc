@@ -201,8 +201,12 @@ Status TcpTransport::pumpSend(Peer& p, size_t s, bool* moved) {
 // payload with one bit flipped to send instead. Runs again if nothing of the piece went out yet.
 void TcpTransport::startPiece(Peer& p, Cursor& c, const Item& it, uint64_t k, uint64_t len) {
   const uint8_t* src = it.req->src + k * p.P;
-  c.hdr = PieceHeader{static_cast<uint32_t>(it.seq), static_cast<uint32_t>(k), it.req->bytes,
-                      it.req->call ? *it.req->call : CallDesc{}, 0, 0};
+  c.hdr = PieceHeader{static_cast<uint32_t>(it.seq),
+                      static_cast<uint32_t>(k),
+                      it.req->bytes,
+                      it.req->call ? *it.req->call : CallDesc{},
+                      0,
+                      0};
   if (checksum_ && len > 0) {
     c.hdr.crc = kernels::crc32c(0, src, len);
     c.hdr.flags = kPieceCrc;
@@ -264,15 +268,15 @@ Status TcpTransport::receivePiece(Peer& p, size_t s, Item& it, bool* pieceDone,
   c.hdrDone += h;
   if (h > 0 && c.hdrDone == kHdr) {
     if (c.hdr.seq == kPoisonMark && c.hdr.piece == kPoisonMark) {
-      const uint8_t* at = req->operand == nullptr ? req->dst + base + c.off
-                                                  : p.staging[s].data() + p.fill[s];
+      const uint8_t* at =
+          req->operand == nullptr ? req->dst + base + c.off : p.staging[s].data() + p.fill[s];
       return poisoned(p, s, at, got - h);
     }
     if (req->call && !sameCall(*req->call, c.hdr.call)) {
       const CallDesc& mine = c.hdr.call.seq == lastCall_.seq ? lastCall_ : *req->call;
-      error_ = callMismatch(rank_, mine, p.rank, c.hdr.call,
-                            strCat("rank ", rank_, " receiving from rank ", p.rank, " over tcp")
-                                .c_str());
+      error_ = callMismatch(
+          rank_, mine, p.rank, c.hdr.call,
+          strCat("rank ", rank_, " receiving from rank ", p.rank, " over tcp").c_str());
       LOOM_WARN(NET, error_.message());
       return error_;
     }
@@ -292,8 +296,8 @@ Status TcpTransport::receivePiece(Peer& p, size_t s, Item& it, bool* pieceDone,
   }
   size_t payload = got - h;
   if ((c.hdr.flags & kPieceCrc) != 0 && payload > 0) {
-    const uint8_t* at = req->operand == nullptr ? req->dst + base + c.off
-                                                : p.staging[s].data() + p.fill[s];
+    const uint8_t* at =
+        req->operand == nullptr ? req->dst + base + c.off : p.staging[s].data() + p.fill[s];
     c.crc = kernels::crc32c(c.crc, at, payload);
   }
   c.off += payload;

@@ -98,8 +98,8 @@ class TcpTransport final : public Transport {
     uint32_t hdrDone = 0;
     uint64_t off = 0;  // payload bytes of piece g moved (received, for receives)
     PieceHeader hdr{};
-    uint32_t crc = 0;                // receives: CRC32C of the piece's payload so far
-    const uint8_t* from = nullptr;   // sends: payload source other than the user's (LOOM_FAULT)
+    uint32_t crc = 0;               // receives: CRC32C of the piece's payload so far
+    const uint8_t* from = nullptr;  // sends: payload source other than the user's (LOOM_FAULT)
   };
   struct Stream {
     std::deque<Item> q;
