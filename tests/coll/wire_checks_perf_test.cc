@@ -29,12 +29,14 @@ const Variant kVariants[] = {{"checks off", "off", "0"},
                              {"checks on + checksum", "on", "1"}};
 
 // A communicator like `comm` made under the variant's settings.
-loomComm_t variantComm(loomComm_t comm, int rank, const Variant& v) {
+loomComm_t variantComm(loomComm_t comm, int rank, const Variant& v, const std::string& transport) {
   setenv("LOOM_CHECK_CALLS", v.checkCalls, 1);
   setenv("LOOM_CHECKSUM", v.checksum, 1);
   params::resetCacheForTesting();
+  loomConfig_t cfg = LOOM_CONFIG_INITIALIZER;
+  if (!transport.empty()) cfg.transport = transport.c_str();
   loomComm_t out = nullptr;
-  if (loomCommSplit(comm, 0, rank, &out, nullptr) != loomSuccess) return nullptr;
+  if (loomCommSplit(comm, 0, rank, &out, &cfg) != loomSuccess) return nullptr;
   return out;
 }
 
@@ -52,7 +54,7 @@ void measure(const std::string& transport, int nranks, size_t bytes, int iters, 
       [&](int rank, int, loomComm_t comm) -> std::string {
         std::vector<loomComm_t> comms;
         for (const Variant& v : kVariants) {
-          loomComm_t c = variantComm(comm, rank, v);
+          loomComm_t c = variantComm(comm, rank, v, transport);
           if (c == nullptr) return std::string("split: ") + loomGetLastError(comm);
           comms.push_back(c);
         }
@@ -88,11 +90,11 @@ void measure(const std::string& transport, int nranks, size_t bytes, int iters, 
 
 TEST(WireChecksPerf, SmallAndLargeAllReduce) {
   std::fprintf(stderr, "| transport | ranks | size | variant | median per call | vs off |\n");
-  measure("shm", 2, 8, 2000, 15);
-  measure("shm", 4, 8, 1000, 15);
-  measure("tcp", 2, 8, 1000, 15);
-  measure("shm", 2, 64 << 20, 3, 5);
-  measure("tcp", 2, 64 << 20, 2, 5);
+  measure("shm", 2, 8, 500, 41);
+  measure("shm", 4, 8, 300, 41);
+  measure("tcp", 2, 8, 300, 41);
+  measure("shm", 2, 64 << 20, 2, 7);
+  measure("tcp", 2, 64 << 20, 2, 7);
 }
 
 }  // namespace
