@@ -105,6 +105,13 @@ void ShmTransport::poison(const std::string& reason) {
   markState(kAborted);
 }
 
+Status ShmTransport::checkCrc(const Peer& p, uint64_t bytes) const {
+  return systemError(kCorruptMessage, "message #", p.recvSeq - 1, " of ", bytes,
+                     " bytes from rank ", p.rank, " to rank ", rank_, " on the shm link ",
+                     p.id.describe(), " -> rank ", rank_, " failed its checksum (CRC32C ",
+                     p.recvCrc, ", sender's ", p.recvCrcWant, ")");
+}
+
 // LOOM_FAULT: close marks this rank's side closed (shm has no per-pair connection, so every shm
 // peer sees it) and fails later posts to the peer; flip arms the next payload copied into a ring
 // (or the direct path's slot) to that peer.

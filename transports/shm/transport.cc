@@ -50,13 +50,6 @@ Capabilities ShmTransport::caps() const {
   return c;
 }
 
-Status ShmTransport::checkCrc(const Peer& p, uint64_t bytes) const {
-  return systemError(kCorruptMessage, "message #", p.recvSeq - 1, " of ", bytes,
-                     " bytes from rank ", p.rank, " to rank ", rank_, " on the shm link ",
-                     p.id.describe(), " -> rank ", rank_, " failed its checksum (CRC32C ",
-                     p.recvCrc, ", sender's ", p.recvCrcWant, ")");
-}
-
 Status ShmTransport::post(int peer, Request* req) {
   if (!req) return invalidArgument("shm post: req is null");
   if (peer < 0 || peer >= nranks_ || peerIndex_[peer] < 0)

@@ -52,6 +52,11 @@
 // /dev/shm even if a process is killed later. A rank marks its side closed (or aborted, when the
 // communicator's abort flag is set) on destruction and on wake() after an abort.
 //
+// Checks (calls.cc, docs/misuse.md). Every header carries the sender's call descriptor and, with
+// LOOM_CHECKSUM=1, the payload's CRC32C, which the receiver computes over the ring as it consumes
+// it. Each rank publishes the call it is in in its control block (compared by stalled peers) and,
+// when it gives up (poison), the reason, before it marks itself aborted.
+//
 // Threads: post(), progress(), wait() and checkPeers() of one transport are called by one thread
 // at a time; wake() may be called from any thread. Different transports share no state. A rank
 // without shm peers still gets a working transport (post() rejects every rank; wait()/wake() work).
