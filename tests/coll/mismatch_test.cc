@@ -55,6 +55,8 @@ std::vector<Case> cases() {
   return {
       {"count_direct", allReduce(1000, loomFloat32, loomSum),
        allReduce(1001, loomFloat32, loomSum)},
+      // 32 KiB is the direct path's limit: one rank on it, the other on the rings.
+      {"count_edge", allReduce(8192, loomFloat32, loomSum), allReduce(8193, loomFloat32, loomSum)},
       {"count_large", allReduce(kBig, loomFloat32, loomSum),
        allReduce(kBig + 1, loomFloat32, loomSum)},
       {"dtype_direct", allReduce(1000, loomFloat32, loomSum),
