@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "algo/registry.h"
+#include "core/agree.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "kernels/reduce.h"
@@ -128,11 +129,15 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
   c->name = opt.name;
   c->timeoutMs = opt.timeoutMs > 0 ? opt.timeoutMs : params::timeoutMs();
   log::setThreadRank(rank);
-  LOOM_CHECK(readCheckCalls(c));
-  LOOM_CHECK(readFaults(c));
   LOOM_CHECK(
       bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag, &c->bootstrap));
   c->ids = c->bootstrap->peers();
+  // A bad LOOM_CHECK_CALLS or LOOM_FAULT on one rank fails every rank, naming it.
+  Status checks = readCheckCalls(c);
+  if (checks.ok()) checks = readFaults(c);
+  bootstrap::Bootstrap* bs = c->bootstrap.get();
+  LOOM_CHECK(agreeOnOutcome([bs](void* d, size_t n) { return bs->allGather(d, n); }, rank, nranks,
+                            c->ids, checks, "LOOM_CHECK_CALLS and LOOM_FAULT"));
   LOOM_CHECK(connectTransports(id, opt, c));
   sched::ExecContext& x = c->exec;
   x.rank = c->rank;

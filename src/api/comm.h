@@ -139,8 +139,7 @@ Status readCheckCalls(loomComm* c);
 // up on the communicator. With LOOM_CHECK_CALLS=strict, also exchanges `call` with every peer.
 Status beginCall(loomComm* c, const CallDesc& call);
 // After a failed call: when `s` is (or reports) a call mismatch or a corrupted message, this rank
-// gives up on the
-// communicator (abort flag; the transports tell the peers why). Returns s.
+// gives up on the communicator (abort flag; the transports tell the peers why). Returns s.
 Status afterFailure(loomComm* c, Status s);
 
 // LOOM_FAULT (api/faults.cc): reads this rank's faults at creation (kInvalidArgument for a bad
