@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/comm.h"
 #include "core/params.h"
 #include "harness/rank_harness.h"
 
@@ -73,6 +74,29 @@ void measure(const std::string& transport, int nranks, size_t bytes, int iters, 
             if (r > 0) us[k].push_back(t);  // round 0 warms up
           }
         }
+        // The per-call work checking adds, timed alone (wall time on a shared VM is too noisy to
+        // resolve a few percent): numbering the call and beginCall (shm: the leftover check and
+        // the published call) on the "on" communicator against the "off" one, which skips them.
+        // Last, since it advances rank 0's call numbers alone; the others wait in a barrier on
+        // the harness's communicator meanwhile.
+        if (loomBarrier(comm, nullptr) != loomSuccess) return "barrier failed";
+        if (rank == 0 && bytes == 8) {
+          api::OpDesc op;
+          op.count = 2;
+          double ns[2];
+          for (int k = 0; k < 2; ++k) {
+            const auto t0 = Clock::now();
+            constexpr int kN = 200000;
+            for (int i = 0; i < kN; ++i) {
+              const CallDesc d = api::nextCall(comms[k], op, true);
+              if (!api::beginCall(comms[k], d).ok()) return "beginCall failed";
+            }
+            ns[k] = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / kN;
+          }
+          std::fprintf(stderr, "| %s | %d | per call: number + beginCall: off %.1f ns, on %.1f ns |\n",
+                       transport.c_str(), nranks, ns[0], ns[1]);
+        }
+        if (loomBarrier(comm, nullptr) != loomSuccess) return "barrier failed";
         if (rank == 0) {
           const double base = median(us[0]);
           for (size_t k = 0; k < comms.size(); ++k) {
