@@ -93,7 +93,8 @@ void measure(const std::string& transport, int nranks, size_t bytes, int iters, 
             }
             ns[k] = std::chrono::duration<double, std::nano>(Clock::now() - t0).count() / kN;
           }
-          std::fprintf(stderr, "| %s | %d | per call: number + beginCall: off %.1f ns, on %.1f ns |\n",
+          std::fprintf(stderr,
+                       "| %s | %d | per call: number + beginCall: off %.1f ns, on %.1f ns |\n",
                        transport.c_str(), nranks, ns[0], ns[1]);
         }
         if (loomBarrier(comm, nullptr) != loomSuccess) return "barrier failed";
