@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "core/call_desc.h"
 #include "core/datatype.h"
+#include "core/fault.h"
 #include "core/identity.h"
 #include "core/status.h"
 
@@ -30,6 +32,10 @@ struct Request {
   DataType dtype = DataType::kUint8;
   RedOp op = RedOp::kSum;
   uint64_t bytes = 0;
+  // The call this message belongs to (core/call_desc.h): a send carries it in its header, a
+  // receive compares the sender's with it (a mismatch is kInvalidUsage naming both calls).
+  // Null: an unchecked descriptor.
+  const CallDesc* call = nullptr;
   // Written by the transport: bytes finished (sent / received and stored). complete == true once
   // doneBytes == bytes. The Request must stay alive and unmoved until complete.
   uint64_t doneBytes = 0;
@@ -54,8 +60,10 @@ class HostCollective {
   // Largest message in bytes.
   virtual uint64_t maxBytes() const = 0;
   // recv = send[0] op send[1] op ... op send[p-1], bit-identical on every rank; in place allowed;
-  // count 0 is a barrier. Errors name the late or dead ranks.
-  virtual Status allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op) = 0;
+  // count 0 is a barrier. Errors name the late or dead ranks. `call` (may be null) travels with
+  // this rank's contribution; every rank compares every other rank's with its own.
+  virtual Status allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op,
+                           const CallDesc* call) = 0;
 };
 
 class Transport {
@@ -84,6 +92,22 @@ class Transport {
   // poll()s all the descriptors and calls disarmPoll() on every transport it armed.
   virtual bool armPoll(std::vector<pollfd>* fds) = 0;
   virtual void disarmPoll() = 0;
+  // A checked collective call begins on this rank (before any of its messages). A transport whose
+  // peers can see it cheaply publishes it (shm: in the rank's control block), so a peer that is
+  // stalled in a different call at the same sequence number (one rank all-reduces on the direct
+  // path while another broadcasts through the rings) reports the mismatch from checkPeers(). An
+  // error: a message of an earlier call is still unread (the calls did not match: say both ranks
+  // thought they were a broadcast's root and only sent).
+  virtual Status beginCall(const CallDesc& call) {
+    (void)call;
+    return Status();
+  }
+  // This rank gives up on the communicator because of `reason` (a call mismatch): peers waiting on
+  // it fail promptly with that reason instead of waiting for their timeout.
+  virtual void poison(const std::string& reason) { (void)reason; }
+  // LOOM_FAULT (core/fault.h): carries out a close or flip fault on this transport's peers (a
+  // peer it does not serve is ignored). Test use only.
+  virtual void injectFault(const FaultSpec& f) { (void)f; }
 };
 
 // Everything a transport needs to connect. Creation is collective: every rank of the communicator

@@ -6,6 +6,7 @@
 
 #include "algo/registry.h"
 #include "api/device_staging.h"
+#include "core/agree.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "kernels/reduce.h"
@@ -140,6 +141,12 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
   LOOM_CHECK(
       bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag, &c->bootstrap));
   c->ids = c->bootstrap->peers();
+  // A bad LOOM_CHECK_CALLS or LOOM_FAULT on one rank fails every rank, naming it.
+  Status checks = readCheckCalls(c);
+  if (checks.ok()) checks = readFaults(c);
+  bootstrap::Bootstrap* bs = c->bootstrap.get();
+  LOOM_CHECK(agreeOnOutcome([bs](void* d, size_t n) { return bs->allGather(d, n); }, rank, nranks,
+                            c->ids, checks, "LOOM_CHECK_CALLS and LOOM_FAULT"));
   LOOM_CHECK(connectTransports(id, opt, c));
   sched::ExecContext& x = c->exec;
   x.rank = c->rank;
@@ -301,16 +308,19 @@ Status rootCause(const loomComm* c, Status s) {
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
   if (anyStaged(ops)) return runStaged(ops, [c](const auto& host) { return runOps(c, host); });
   Status s = runOpsOnce(c, ops);
-  return s.ok() ? s : rootCause(c, std::move(s));
+  return s.ok() ? s : afterFailure(c, rootCause(c, std::move(s)));
 }
 
 Status runOp(loomComm* c, const OpDesc& o) {
   if (o.staging) return runStaged({o}, [c](const auto& host) { return runOp(c, host[0]); });
   std::shared_ptr<const sched::Schedule> s;
   const RedOp norm = o.op == RedOp::kAvg ? RedOp::kSum : o.op;
-  Status st = scheduleFor(c, o, /*alone=*/true, &s);
-  if (st.ok()) st = sched::execute(*s, o.send, o.recv, o.dtype, norm, c->exec);
-  if (!st.ok()) return rootCause(c, std::move(st));
+  if (!c->faults.empty()) fireFaults(c);
+  const CallDesc call = nextCall(c, o, /*checked=*/true);
+  Status st = beginCall(c, call);
+  if (st.ok()) st = scheduleFor(c, o, /*alone=*/true, &s);
+  if (st.ok()) st = sched::execute(*s, o.send, o.recv, o.dtype, norm, c->exec, &call);
+  if (!st.ok()) return afterFailure(c, rootCause(c, std::move(st)));
   const uint64_t n = avgElems(c, o);
   if (n > 0) kernels::divideInPlace(o.recv, n, o.dtype, c->nranks);
   return Status();
@@ -318,6 +328,11 @@ Status runOp(loomComm* c, const OpDesc& o) {
 
 Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
   const sched::ExecContext& ctx = c->exec;
+  if (!c->faults.empty()) fireFaults(c);
+  // A call alone is checked; calls merged into a group are not (each still takes its number).
+  std::vector<CallDesc> calls;
+  for (const OpDesc& o : ops) calls.push_back(nextCall(c, o, /*checked=*/ops.size() == 1));
+  LOOM_CHECK(beginCall(c, calls.size() == 1 ? calls[0] : CallDesc{}));
   // Reductions of one (dtype, op) class run together; each further class runs after, in order.
   std::vector<bool> ran(ops.size(), false);
   for (size_t first = 0; first < ops.size(); ++first) {
@@ -343,7 +358,7 @@ Status runOpsOnce(loomComm* c, const std::vector<OpDesc>& ops) {
         LOOM_CHECK(sched::execute(*s,
                                   {const_cast<uint8_t*>(static_cast<const uint8_t*>(o.send)),
                                    static_cast<uint8_t*>(o.recv), nullptr},
-                                  o.dtype, norm, ctx));
+                                  o.dtype, norm, ctx, &calls[0]));
         ran[i] = true;
         break;
       }

@@ -6,12 +6,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include "core/bootstrap.h"
+#include "core/call_desc.h"
+#include "core/fault.h"
 #include "core/identity.h"
 #include "core/status.h"
 #include "loom/loom.h"
@@ -90,6 +93,20 @@ struct loomComm {
   std::unique_ptr<loom::topo::Topology> topology;  // LOOM_TOPO_FILE, when given
   std::unique_ptr<loom::plan::Planner> planner;
   std::map<loom::api::ScheduleKey, std::shared_ptr<const loom::sched::Schedule>> cache;
+  // Call checking (core/call_desc.h, api/calls.cc): the sequence number of the last collective
+  // call, and why this rank gave up on the communicator after a call mismatch (guarded by mu;
+  // set once, with abortFlag).
+  uint64_t callSeq = 0;
+  std::string gaveUp;
+  enum class CheckCalls { kOff, kOn, kStrict } checkCalls = CheckCalls::kOn;  // LOOM_CHECK_CALLS
+  // LOOM_FAULT (core/fault.h, api/faults.cc): this rank's faults, and operations begun so far.
+  std::vector<loom::FaultSpec> faults;
+  uint64_t opCount = 0;
+  // A destroyed communicator's memory is never handed to a new one (api/handles.h), so a stale
+  // handle can never alias a live communicator: it stays kInvalidUsage.
+  static void* operator new(size_t bytes);
+  static void* operator new(size_t bytes, const std::nothrow_t&) noexcept;
+  static void operator delete(void* p) noexcept;
 };
 
 namespace loom::api {
@@ -117,6 +134,23 @@ Status scheduleFor(loomComm* c, const OpDesc& op, bool alone,
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops);
 // One operation: runOps({op}) without building the list.
 Status runOp(loomComm* c, const OpDesc& op);
+
+// Call checking (api/calls.cc). The descriptor of `op` as call number ++c->callSeq (collectives;
+// point-to-point calls take no number and are unchecked, as are calls merged into a group).
+CallDesc nextCall(loomComm* c, const OpDesc& op, bool checked);
+// Reads LOOM_CHECK_CALLS into c->checkCalls (kInvalidArgument for a bad value).
+Status readCheckCalls(loomComm* c);
+// Publishes `call` to the transports (Transport::beginCall); an error if this rank already gave
+// up on the communicator. With LOOM_CHECK_CALLS=strict, also exchanges `call` with every peer.
+Status beginCall(loomComm* c, const CallDesc& call);
+// After a failed call: when `s` is (or reports) a call mismatch or a corrupted message, this rank
+// gives up on the communicator (abort flag; the transports tell the peers why). Returns s.
+Status afterFailure(loomComm* c, Status s);
+
+// LOOM_FAULT (api/faults.cc): reads this rank's faults at creation (kInvalidArgument for a bad
+// spec); fireFaults() counts an operation and carries out the faults due at it.
+Status readFaults(loomComm* c);
+void fireFaults(loomComm* c);
 
 // Result conversion and last-error bookkeeping (logs the message once).
 loomResult_t fail(loomComm* c, const Status& s);

@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "api/cuda_order.h"
@@ -21,6 +22,10 @@ struct loomStream {
   bool stop = false;
   std::thread worker;
   std::unique_ptr<loom::api::CudaOrder> cuda;  // loomStreamCreateForCuda
+  // Never-reused memory (api/handles.h): a stale handle stays kInvalidUsage.
+  static void* operator new(size_t bytes);
+  static void* operator new(size_t bytes, const std::nothrow_t&) noexcept;
+  static void operator delete(void* p) noexcept;
 };
 
 namespace loom::api {

@@ -47,12 +47,13 @@ struct Storage {
 class Run {
  public:
   Run(const Schedule& s, std::vector<uint8_t*>& bufs, DataType dt, RedOp op, const ExecContext& c,
-      Storage& st)
+      const CallDesc* call, Storage& st)
       : s_(s),
         bufs_(bufs),
         dt_(dt),
         op_(op),
         ctx_(c),
+        call_(call),
         depsLeft_(st.depsLeft),
         outBegin_(st.outBegin),
         outEdges_(st.outEdges),
@@ -89,6 +90,7 @@ class Run {
   DataType dt_;
   RedOp op_;
   const ExecContext& ctx_;
+  const CallDesc* call_;
   std::vector<uint32_t>& depsLeft_;
   std::vector<uint32_t>&outBegin_, &outEdges_, &fill_;  // dependents, CSR
   std::vector<transport::Request>& req_;
@@ -120,6 +122,7 @@ Status Run::post(int i) {
   r.bytes = st.bytes;
   r.dtype = dt_;
   r.op = op_;
+  r.call = call_;
   if (st.op == OpKind::kSend) {
     r.kind = transport::Request::kSend;
     r.src = st.bytes ? at(st.src) : nullptr;
@@ -167,13 +170,13 @@ Status Run::runLocal(bool* did) {
 }
 
 Status hostAllReduce(const Step& st, uint8_t* const* bufs, DataType dt, RedOp op,
-                     const ExecContext& ctx) {
+                     const ExecContext& ctx, const CallDesc* call) {
   if (ctx.host == nullptr)
     return internalError("schedule has a hostallreduce step but no transport offers the primitive");
   const uint64_t count = st.bytes / dtypeSize(dt);
-  if (count == 0) return ctx.host->allReduce(nullptr, nullptr, 0, dt, op);
+  if (count == 0) return ctx.host->allReduce(nullptr, nullptr, 0, dt, op, call);
   return ctx.host->allReduce(bufs[st.src.buf] + st.src.offset, bufs[st.dst.buf] + st.dst.offset,
-                             count, dt, op);
+                             count, dt, op, call);
 }
 
 // A schedule that is one HostAllReduce step (the "direct" algorithms) over the user's buffers.
@@ -183,7 +186,7 @@ bool isHostOnly(const Schedule& s, const ExecContext& ctx) {
 }
 
 Status Run::hostAllReduce(const Step& st) {
-  return sched::hostAllReduce(st, bufs_.data(), dt_, op_, ctx_);
+  return sched::hostAllReduce(st, bufs_.data(), dt_, op_, ctx_, call_);
 }
 
 Status Run::reap(bool* did) {
@@ -393,28 +396,28 @@ void StepTrace::write(const std::string& lines) {
 }
 
 Status execute(const Schedule& sched, std::vector<uint8_t*> buffers, DataType dtype, RedOp op,
-               const ExecContext& ctx) {
+               const ExecContext& ctx, const CallDesc* call) {
   // The one-step schedule of a "direct" algorithm: nothing to pipeline, so no run is set up.
   if (isHostOnly(sched, ctx) && buffers.size() >= 2)
-    return hostAllReduce(sched.steps[0], buffers.data(), dtype, op, ctx);
+    return hostAllReduce(sched.steps[0], buffers.data(), dtype, op, ctx, call);
   thread_local Storage tls;
   if (tls.busy) {
     Storage own;
     own.busy = true;
-    return Run(sched, buffers, dtype, op, ctx, own).go();
+    return Run(sched, buffers, dtype, op, ctx, call, own).go();
   }
   tls.busy = true;
-  Status s = Run(sched, buffers, dtype, op, ctx, tls).go();
+  Status s = Run(sched, buffers, dtype, op, ctx, call, tls).go();
   tls.busy = false;
   return s;
 }
 
 Status execute(const Schedule& sched, const void* send, void* recv, DataType dtype, RedOp op,
-               const ExecContext& ctx) {
+               const ExecContext& ctx, const CallDesc* call) {
   uint8_t* bufs[2] = {const_cast<uint8_t*>(static_cast<const uint8_t*>(send)),
                       static_cast<uint8_t*>(recv)};
-  if (isHostOnly(sched, ctx)) return hostAllReduce(sched.steps[0], bufs, dtype, op, ctx);
-  return execute(sched, std::vector<uint8_t*>{bufs[0], bufs[1], nullptr}, dtype, op, ctx);
+  if (isHostOnly(sched, ctx)) return hostAllReduce(sched.steps[0], bufs, dtype, op, ctx, call);
+  return execute(sched, std::vector<uint8_t*>{bufs[0], bufs[1], nullptr}, dtype, op, ctx, call);
 }
 
 }  // namespace loom::sched

@@ -66,10 +66,12 @@ struct ExecContext {
 // buffers[slot] = base pointer of each slot; the scratch slot (2) may be null, then the executor
 // allocates Schedule::scratchBytes. dtype/op are used by RecvReduce, Reduce and HostAllReduce
 // steps. A schedule of one HostAllReduce step (the "direct" algorithms) goes straight to ctx.host.
+// `call` (may be null: unchecked) is the call every message of this run carries and every
+// receive checks (core/call_desc.h).
 Status execute(const Schedule& sched, std::vector<uint8_t*> buffers, DataType dtype, RedOp op,
-               const ExecContext& ctx);
+               const ExecContext& ctx, const CallDesc* call = nullptr);
 // One operation's schedule over its send and receive buffers (slots 0 and 1).
 Status execute(const Schedule& sched, const void* send, void* recv, DataType dtype, RedOp op,
-               const ExecContext& ctx);
+               const ExecContext& ctx, const CallDesc* call = nullptr);
 
 }  // namespace loom::sched

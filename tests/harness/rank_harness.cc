@@ -9,6 +9,8 @@
 #include <cstring>
 #include <thread>
 
+#include "core/params.h"
+
 namespace loom::testing {
 namespace {
 
@@ -36,6 +38,9 @@ bool readAll(int fd, void* p, size_t n) {
 [[noreturn]] void child(int rank, int nranks, int idRead, int idWrite, int reportFd,
                         const RankBody& body, const RankOptions& opt) {
   for (const auto& [k, v] : opt.env) setenv(k.c_str(), v.c_str(), 1);
+  // The parent may have read parameters before forking (a test that made a communicator itself):
+  // read them again, with this rank's environment.
+  loom::params::resetCacheForTesting();
   loomUniqueId id;
   if (rank == 0) {
     if (loomGetUniqueId(&id) != loomSuccess) {

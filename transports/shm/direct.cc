@@ -12,6 +12,7 @@
 #include "core/agree.h"
 #include "core/futex.h"
 #include "core/log.h"
+#include "kernels/crc32c.h"
 #include "kernels/reduce.h"
 
 namespace loom::transport::shm {
@@ -58,7 +59,11 @@ Status mapSegment(const std::string& name, size_t bytes, bool create, void** bas
 
 struct ShmDirect::Slot {
   std::atomic<uint64_t> seq;  // the data that follows belongs to call `seq`
-  uint8_t* data() { return reinterpret_cast<uint8_t*>(this) + sizeof(uint64_t); }
+  CallDesc call;              // the caller's call (written before seq)
+  uint32_t crc;               // LOOM_CHECKSUM: CRC32C of the data
+  uint32_t pad;
+  uint8_t* data() { return reinterpret_cast<uint8_t*>(this) + kDataOffset; }
+  static constexpr size_t kDataOffset = sizeof(uint64_t) + sizeof(CallDesc) + 8;
 };
 
 Status ShmDirect::create(const Args& a, std::unique_ptr<ShmDirect>* out) {
@@ -66,7 +71,7 @@ Status ShmDirect::create(const Args& a, std::unique_ptr<ShmDirect>* out) {
       a.tag.empty() || a.tag.find('/') != std::string::npos)
     return invalidArgument("ShmDirect::create: needs nranks >= 2, ids, allGather and a tag");
   std::unique_ptr<ShmDirect> d(new ShmDirect(a));
-  d->stride_ = alignUp(sizeof(uint64_t) + a.maxBytes, kLine);
+  d->stride_ = alignUp(Slot::kDataOffset + a.maxBytes, kLine);
   d->bytes_ = sizeof(Header) + 2 * static_cast<size_t>(a.nranks) * d->stride_;
   const std::string name = strCat("/loom-", a.tag, "-direct");
   // Round 1: rank 0 creates and sizes the segment. Round 2: the others map it. Then it is unlinked
@@ -92,14 +97,23 @@ ShmDirect::Slot* ShmDirect::slot(uint64_t seq, int rank) const {
   return reinterpret_cast<Slot*>(static_cast<uint8_t*>(base_) + sizeof(Header) + index * stride_);
 }
 
-Status ShmDirect::allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op) {
+Status ShmDirect::allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op,
+                            const CallDesc* call) {
   const uint64_t bytes = count * dtypeSize(dt);
   if (bytes > args_.maxBytes)
     return internalError("one-host direct path: ", bytes, " bytes exceed its slot of ",
                          args_.maxBytes);
   const uint64_t seq = ++seq_;
   Slot* mine = slot(seq, args_.rank);
-  if (bytes > 0) std::memcpy(mine->data(), send, bytes);
+  mine->call = call ? *call : CallDesc{};
+  if (bytes > 0) {
+    if (args_.checksum) mine->crc = kernels::crc32c(0, send, bytes);
+    std::memcpy(mine->data(), send, bytes);
+    if (flipArmed_) {  // LOOM_FAULT=flip
+      mine->data()[0] ^= 1;
+      flipArmed_ = false;
+    }
+  }
   mine->seq.store(seq, std::memory_order_seq_cst);
   auto* hdr = static_cast<Header*>(base_);
   if (hdr->sleepers.load(std::memory_order_seq_cst) > 0) {
@@ -107,7 +121,9 @@ Status ShmDirect::allReduce(const void* send, void* recv, uint64_t count, DataTy
     futexWake(&hdr->wake);
   }
   LOOM_CHECK(waitAll(seq));
+  LOOM_CHECK(compareCalls(seq, mine->call));
   if (bytes == 0) return Status();
+  if (args_.checksum) LOOM_CHECK(checkSums(seq, bytes));
   kernels::reduce(recv, slot(seq, 0)->data(), slot(seq, 1)->data(), count, dt, op);
   for (int q = 2; q < args_.nranks; ++q)
     kernels::reduceInto(recv, slot(seq, q)->data(), count, dt, op);
@@ -163,9 +179,39 @@ Status ShmDirect::waitAll(uint64_t seq) {
     if (now >= timeoutUs) return stalled(seq, true);
     if (now - lastCheckUs >= args_.peerCheckMs * 1000) {
       lastCheckUs = now;
+      // A peer that gave up says why (even once it has exited); then the dead ones.
+      if (args_.peerCheck) LOOM_CHECK(args_.peerCheck());
       LOOM_CHECK(stalled(seq, false));
     }
   }
+}
+
+// Every rank's call against ours, in rank order: the first that differs is named.
+Status ShmDirect::compareCalls(uint64_t seq, const CallDesc& mine) const {
+  if (!mine.checked) return Status();
+  for (int q = 0; q < args_.nranks; ++q) {
+    if (q == args_.rank) continue;
+    const CallDesc& theirs = slot(seq, q)->call;
+    if (!sameCall(mine, theirs))
+      return callMismatch(args_.rank, mine, q, theirs,
+                          strCat("rank ", args_.rank, " on the one-host direct path").c_str());
+  }
+  return Status();
+}
+
+// LOOM_CHECKSUM: every rank's slot (this rank's too: what it reduces is what is in the segment)
+// against the CRC its writer stored.
+Status ShmDirect::checkSums(uint64_t seq, uint64_t bytes) const {
+  for (int q = 0; q < args_.nranks; ++q) {
+    Slot* s = slot(seq, q);
+    const uint32_t got = kernels::crc32c(0, s->data(), bytes);
+    if (got != s->crc)
+      return systemError(kCorruptMessage, "the ", bytes, "-byte contribution of rank ", q,
+                         " on the one-host direct path (shared segment, ", args_.ids[q].describe(),
+                         " -> rank ", args_.rank, ") failed its checksum (CRC32C ", got,
+                         ", sender's ", s->crc, ")");
+  }
+  return Status();
 }
 
 // The ranks that have not arrived at call `seq`: a timeout naming them, or (timedOut false) an

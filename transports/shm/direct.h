@@ -13,6 +13,12 @@
 // which needed every rank's call d-1 contribution, which each wrote only after finishing call d-2
 // (the last reader of this parity).
 //
+// Every slot also carries the call's descriptor (core/call_desc.h); after the wait every rank
+// compares every other rank's with its own, so a mismatched call (counts, datatypes or ops that
+// differ, a call one rank skipped) is an error on every rank, before anything is reduced. A rank
+// that waits here while a peer is in a different call on another path (a broadcast through the
+// rings, say) learns it from Args::peerCheck, which also reports peers that gave up.
+//
 // Waiting spins a few microseconds, then yields the CPU between checks until spinUs, then sleeps on
 // a futex that writers wake only when someone sleeps. After a wait that outlasted the first few
 // microseconds the next calls yield from the start (the peer may be waiting for this core). Waits
@@ -44,6 +50,10 @@ class ShmDirect final : public HostCollective {
     int64_t spinUs = 50;
     int64_t peerCheckMs = 500;
     uint64_t maxBytes = 32768;  // largest message (slot size)
+    // Called every peerCheckMs while waiting: an error when a peer aborted or is in a different
+    // call (the shm transport's view of its peers). May be empty.
+    std::function<Status()> peerCheck;
+    bool checksum = false;  // LOOM_CHECKSUM: each slot carries a CRC32C that readers check
   };
   // Collective over all ranks (two allGathers). Every rank must call it.
   static Status create(const Args& args, std::unique_ptr<ShmDirect>* out);
@@ -53,7 +63,10 @@ class ShmDirect final : public HostCollective {
 
   uint64_t maxBytes() const override { return args_.maxBytes; }
   // recv = send[0] op send[1] op ... op send[p-1] (op must not be avg); in place allowed.
-  Status allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op) override;
+  Status allReduce(const void* send, void* recv, uint64_t count, DataType dt, RedOp op,
+                   const CallDesc* call) override;
+  // LOOM_FAULT=flip: one bit of this rank's next contribution is flipped after its checksum.
+  void armFlip() { flipArmed_ = true; }
 
  private:
   explicit ShmDirect(const Args& a) : args_(a) {}
@@ -61,6 +74,9 @@ class ShmDirect final : public HostCollective {
   Slot* slot(uint64_t seq, int rank) const;
   Status waitAll(uint64_t seq);
   Status stalled(uint64_t seq, bool timedOut) const;
+  Status compareCalls(uint64_t seq, const CallDesc& mine) const;
+  Status checkSums(uint64_t seq, uint64_t bytes) const;
+  bool flipArmed_ = false;
 
   Args args_;
   void* base_ = nullptr;

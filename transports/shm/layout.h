@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/call_desc.h"
+
 namespace loom::transport::shm {
 
 constexpr size_t kCacheLine = 64;
@@ -21,7 +23,7 @@ constexpr size_t kCounterStride = 128;
 // Every message starts on a kSlot boundary and is padded to it, so elements never straddle the
 // ring's end and a receive can reduce in place from the ring.
 constexpr size_t kSlot = 64;
-constexpr uint64_t kSegmentMagic = 0x6c6f6f6d73686d32ull;  // "loomshm2"
+constexpr uint64_t kSegmentMagic = 0x6c6f6f6d73686d33ull;  // "loomshm3"
 constexpr uint32_t kMessageMagic = 0x6d736731u;            // "msg1"
 
 enum PeerState : uint32_t { kAlive = 0, kClosed = 1, kAborted = 2 };
@@ -45,6 +47,13 @@ struct alignas(kCounterStride) ControlBlock {
   uint64_t probeValue;
   alignas(kCounterStride) Doorbell doorbell;
   alignas(kCounterStride) std::atomic<uint32_t> state;  // PeerState
+  // The checked call the owner is in (Transport::beginCall), under a sequence lock: callVersion is
+  // odd while the owner writes `call`. Peers read it when stalled (a different call at the same
+  // sequence number is a mismatch).
+  alignas(kCounterStride) std::atomic<uint64_t> callVersion;
+  CallDesc call;
+  // Why the owner gave up (Transport::poison), NUL-terminated; written before state = kAborted.
+  char abortReason[1024];
   // ringOffset[s]: offset of the ring from sender s (0: s is not a peer). nranks entries follow.
   alignas(kCounterStride) uint64_t ringOffset[1];
 };
@@ -72,11 +81,15 @@ struct MessageHeader {
   uint64_t seq;    // per directed pair, from 0
   uint64_t bytes;  // payload bytes that follow (then padding to kSlot), or that `addr` holds
   uint64_t addr;   // kFlagCma: address of the payload in the sender's process
+  CallDesc call;   // the sender's call (core/call_desc.h); the receiver compares it with its own
+  uint32_t crc;    // kFlagCrc: CRC32C of the payload (LOOM_CHECKSUM)
 };
 constexpr uint32_t kFlagCma = 1;
 // kFlagRewind: no message; the sender found the ring empty and went on at the ring's start, so the
 // receiver moves its tail to the next multiple of the ring size (transport.h, "Rewinding").
 constexpr uint32_t kFlagRewind = 2;
+// kFlagCrc: `crc` holds the payload's CRC32C; the receiver checks it at the message's end.
+constexpr uint32_t kFlagCrc = 4;
 // A sender rewinds at a message's start once its cursor is at least this far into the ring.
 constexpr uint64_t kRewindBytes = 64 << 10;
 static_assert(sizeof(MessageHeader) <= kSlot, "header fits a slot");

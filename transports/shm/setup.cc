@@ -117,6 +117,9 @@ Status ShmTransport::create(const SetupArgs& args, std::unique_ptr<Transport>* o
     d.spinUs = params::spinUs();
     d.peerCheckMs = params::peerCheckMs();
     d.maxBytes = static_cast<uint64_t>(directBytes);
+    d.checksum = params::checksum() != 0;
+    ShmTransport* raw = t.get();
+    d.peerCheck = [raw] { return raw->checkCalls(); };
     LOOM_CHECK(ShmDirect::create(d, &t->direct_));
     LOOM_INFO(PLAN, "allreduce and barrier up to ", directBytes,
               " bytes may take the one-host direct path (LOOM_SHM_DIRECT_BYTES)");
@@ -131,6 +134,7 @@ Status ShmTransport::create(const SetupArgs& args, std::unique_ptr<Transport>* o
 
 Status ShmTransport::setup(const SetupArgs& args) {
   spinUs_ = std::max<int64_t>(params::spinUs(), 0);
+  checksum_ = params::checksum() != 0;
   int64_t want = params::shmBufferBytes();
   ringBytes_ = alignUp(static_cast<uint64_t>(std::max<int64_t>(want, kMinRingBytes)), kSlot);
   Status created = readCmaParams();

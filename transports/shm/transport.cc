@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/futex.h"
+#include "kernels/crc32c.h"
 #include "kernels/reduce.h"
 
 namespace loom::transport::shm {
@@ -64,6 +65,9 @@ Status ShmTransport::post(int peer, Request* req) {
       return invalidArgument("shm post: reducing receive from rank ", peer, " of ", req->bytes,
                              " bytes is not a whole number of ", dtypeName(req->dtype));
   }
+  if (!faultClosed_.empty() && faultClosed_[peer])
+    return remoteError("shm: the connection from rank ", rank_, " to rank ", peer,
+                       " was closed (LOOM_FAULT=close)");
   req->doneBytes = 0;
   req->complete = false;
   Peer& p = peers_[peerIndex_[peer]];
@@ -95,6 +99,11 @@ bool ShmTransport::pumpSends(Peer& p) {
       h->seq = p.sendSeq++;
       h->bytes = r->bytes;
       h->addr = single ? reinterpret_cast<uint64_t>(r->src) : 0;
+      h->call = r->call ? *r->call : CallDesc{};
+      if (checksum_ && !single) {
+        h->flags |= kFlagCrc;
+        h->crc = kernels::crc32c(0, r->src, r->bytes);
+      }
       p.sendHead += kSlot;
       p.sendStarted = moved = true;
       p.sendCtr->head.store(p.sendHead, std::memory_order_release);
@@ -115,6 +124,10 @@ bool ShmTransport::pumpSends(Peer& p) {
       if (n < left) n -= n % kSlot;
       if (n == 0) break;
       std::memcpy(p.sendData + pos, r->src + r->doneBytes, n);
+      if (flipArmed_ && (flipPeer_ < 0 || flipPeer_ == p.rank)) {  // LOOM_FAULT=flip
+        p.sendData[pos] ^= 1;
+        flipArmed_ = false;
+      }
       p.sendHead += n;
       r->doneBytes += n;
       moved = true;
@@ -151,6 +164,7 @@ void ShmTransport::rewindIfEmpty(Peer& p) {
   h->seq = p.sendSeq;
   h->bytes = 0;
   h->addr = 0;
+  h->call = CallDesc{};
   p.sendHead += ring - pos;
   p.sendCtr->head.store(p.sendHead, std::memory_order_release);
 }
@@ -231,6 +245,10 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
       if (h->magic != kMessageMagic || h->seq != p.recvSeq)
         return internalError("shm: corrupt message header #", p.recvSeq, " from peer ",
                              p.id.describe(), " to rank ", rank_);
+      if (r->call && !sameCall(*r->call, h->call))
+        return callMismatch(
+            rank_, *r->call, p.rank, h->call,
+            strCat("rank ", rank_, " receiving from rank ", p.rank, " over shm").c_str());
       if (h->bytes != r->bytes)
         return invalidUsage("shm: message #", p.recvSeq, " from peer ", p.id.describe(), " has ",
                             h->bytes, " bytes but rank ", rank_, " posted a receive of ", r->bytes);
@@ -239,6 +257,9 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
         return internalError("shm: single-copy message #", p.recvSeq, " from peer ",
                              p.id.describe(), " but rank ", rank_, " cannot read that peer");
       p.recvAddr = h->addr;
+      p.recvCheck = (h->flags & kFlagCrc) != 0;
+      p.recvCrcWant = h->crc;
+      p.recvCrc = 0;
       ++p.recvSeq;
       p.recvTail += kSlot;
       p.recvStarted = *moved = true;
@@ -267,6 +288,7 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
       } else {
         std::memcpy(r->dst + r->doneBytes, in, n);
       }
+      if (p.recvCheck) p.recvCrc = kernels::crc32c(p.recvCrc, in, n);
       p.recvTail += n;
       r->doneBytes += n;
       *moved = true;
@@ -274,6 +296,7 @@ Status ShmTransport::pumpRecvs(Peer& p, bool* moved) {
       notifyPeer(p);
     }
     if (r->doneBytes < r->bytes) break;
+    if (p.recvCheck && p.recvCrc != p.recvCrcWant) return checkCrc(p, r->bytes);
     p.recvTail = alignUp(p.recvTail, kSlot);
     p.recvCtr->tail.store(p.recvTail, std::memory_order_release);
     r->complete = true;
@@ -299,7 +322,7 @@ Status ShmTransport::checkStalled(Peer& p) {
   if (!p.busy()) return Status();
   uint32_t state = p.remote->control()->state.load(std::memory_order_acquire);
   if (state == kAlive) return Status();
-  if (state == kAborted) return remoteError("peer ", p.id.describe(), " aborted its communicator");
+  if (state == kAborted) return abortedError(p);
   bool moved = false;  // closed: its last data was published before the flag; take it first
   LOOM_CHECK(pumpPeer(p, &moved));
   if (moved || !p.busy()) return Status();
@@ -423,8 +446,7 @@ void ShmTransport::markState(PeerState s) {
 Status ShmTransport::checkPeers() {
   for (Peer& p : peers_) {
     uint32_t state = p.remote->control()->state.load(std::memory_order_acquire);
-    if (state == kAborted)
-      return remoteError("peer ", p.id.describe(), " aborted its communicator");
+    if (state == kAborted) return abortedError(p);
     if (state == kClosed) {
       // A peer that closed cleanly may have exited: only pending requests make that an error.
       LOOM_CHECK(checkStalled(p));
@@ -432,7 +454,7 @@ Status ShmTransport::checkPeers() {
       return remoteError("peer ", p.id.describe(), " died");
     }
   }
-  return Status();
+  return checkCalls();
 }
 
 }  // namespace loom::transport::shm

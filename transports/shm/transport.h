@@ -52,6 +52,11 @@
 // /dev/shm even if a process is killed later. A rank marks its side closed (or aborted, when the
 // communicator's abort flag is set) on destruction and on wake() after an abort.
 //
+// Checks (calls.cc, docs/misuse.md). Every header carries the sender's call descriptor and, with
+// LOOM_CHECKSUM=1, the payload's CRC32C, which the receiver computes over the ring as it consumes
+// it. Each rank publishes the call it is in in its control block (compared by stalled peers) and,
+// when it gives up (poison), the reason, before it marks itself aborted.
+//
 // Threads: post(), progress(), wait() and checkPeers() of one transport are called by one thread
 // at a time; wake() may be called from any thread. Different transports share no state. A rank
 // without shm peers still gets a working transport (post() rejects every rank; wait()/wake() work).
@@ -103,6 +108,13 @@ class ShmTransport final : public Transport {
   // The one-host direct all-reduce (direct.h) when every rank of the communicator is a peer on
   // this host and LOOM_SHM_DIRECT_BYTES > 0; nullptr otherwise.
   HostCollective* hostCollective() override { return direct_.get(); }
+  // Call checking (calls.cc): publish this rank's call; give up with a reason peers will read.
+  Status beginCall(const CallDesc& call) override;
+  void poison(const std::string& reason) override;
+  void injectFault(const FaultSpec& f) override;
+  // A peer that gave up (aborted), or one in a different call at the same sequence number (its
+  // published call), or OK. The direct path calls it while it waits.
+  Status checkCalls();
 
   // Rough constants, not calibrated at run time. The copies on the two sides overlap, so a stream
   // runs at 0.6-0.9x one core's memcpy (tests/transports_shm/shm_transport_perf on the 2-core
@@ -150,6 +162,9 @@ class ShmTransport final : public Transport {
     };
     std::deque<Unacked> unacked;
     bool busy() const { return !sends.empty() || !recvs.empty() || !unacked.empty(); }
+    // LOOM_CHECKSUM: the receive in progress carries a CRC (recvCrcWant); recvCrc so far.
+    bool recvCheck = false;
+    uint32_t recvCrc = 0, recvCrcWant = 0;
   };
 
   explicit ShmTransport(const SetupArgs& args);
@@ -173,6 +188,7 @@ class ShmTransport final : public Transport {
   bool woken();
   void notifyPeer(Peer& p);
   void markState(PeerState s);
+  Status abortedError(const Peer& p) const;
   Doorbell* bell() { return own_ ? &own_->control()->doorbell : &localBell_; }
 
   int rank_ = 0;
@@ -201,6 +217,15 @@ class ShmTransport final : public Transport {
   std::unique_ptr<uint8_t[]> cmaBlock_;  // reducing single-copy receives land here first
   uint64_t cmaReceived_ = 0;
   std::unique_ptr<ShmDirect> direct_;
+  CallDesc currentCall_;  // the call beginCall() published last
+  CallDesc lastCall_;     // the one before it
+  Status checkLeftovers(const CallDesc& call);
+  bool checksum_ = false;  // LOOM_CHECKSUM
+  // LOOM_FAULT: flip a bit of the next payload to flipPeer_ (-1 any); posts to a closed peer fail.
+  bool flipArmed_ = false;
+  int flipPeer_ = -1;
+  std::vector<bool> faultClosed_;
+  Status checkCrc(const Peer& p, uint64_t bytes) const;
 };
 
 }  // namespace loom::transport::shm

@@ -198,6 +198,7 @@ Status setup(const SetupArgs& a, std::unique_ptr<Transport>* out) {
             " sockets each, pieces of ", piece, " bytes");
   auto t = std::make_unique<TcpTransport>(a.rank, a.ids[a.rank], std::move(peers), a.nranks);
   LOOM_CHECK(t->initWakeFd());
+  t->setChecksum(params::checksum() != 0);
   *out = std::move(t);
   return Status();
 }

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "core/log.h"
+#include "kernels/crc32c.h"
 #include "kernels/reduce.h"
 
 namespace loom::transport::tcp {
@@ -43,8 +44,6 @@ TcpTransport::TcpTransport(int rank, PeerIdentity self, std::vector<PeerConfig> 
     for (size_t s = 0; s < k; ++s) p.out.cur[s].g = p.in.cur[s].g = s;
   }
 }
-
-TcpTransport::~TcpTransport() = default;
 
 Status TcpTransport::initWakeFd() {
   wakeFd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
@@ -131,16 +130,15 @@ Status TcpTransport::pumpSend(Peer& p, size_t s, bool* moved) {
     if (it == nullptr) return Status();
     uint64_t k = c.g - it->first;
     uint64_t len = pieceLen(p, *it, k);
-    if (c.hdrDone == 0 && c.off == 0) {
-      c.hdr = PieceHeader{static_cast<uint32_t>(it->seq), static_cast<uint32_t>(k), it->req->bytes};
-    }
+    if (c.hdrDone == 0 && c.off == 0) startPiece(p, c, *it, k, len);
     iovec iov[2];
     int n = 0;
     if (c.hdrDone < kHdr) {
       iov[n++] = {reinterpret_cast<uint8_t*>(&c.hdr) + c.hdrDone, kHdr - c.hdrDone};
     }
     if (c.off < len) {
-      iov[n++] = {const_cast<uint8_t*>(it->req->src) + k * p.P + c.off, len - c.off};
+      const uint8_t* from = c.from ? c.from : it->req->src + k * p.P;
+      iov[n++] = {const_cast<uint8_t*>(from) + c.off, len - c.off};
     }
     msghdr m{};
     m.msg_iov = iov;
@@ -164,6 +162,7 @@ Status TcpTransport::pumpSend(Peer& p, size_t s, bool* moved) {
       c.g += p.socks.size();
       c.hdrDone = 0;
       c.off = 0;
+      c.from = nullptr;
     }
   }
   return Status();
@@ -207,6 +206,19 @@ Status TcpTransport::receivePiece(Peer& p, size_t s, Item& it, bool* pieceDone,
   uint32_t h = static_cast<uint32_t>(std::min<size_t>(got, kHdr - c.hdrDone));
   c.hdrDone += h;
   if (h > 0 && c.hdrDone == kHdr) {
+    if (c.hdr.seq == kPoisonMark && c.hdr.piece == kPoisonMark) {
+      const uint8_t* at =
+          req->operand == nullptr ? req->dst + base + c.off : p.staging[s].data() + p.fill[s];
+      return poisoned(p, s, at, got - h);
+    }
+    if (req->call && !sameCall(*req->call, c.hdr.call)) {
+      const CallDesc& mine = c.hdr.call.seq == lastCall_.seq ? lastCall_ : *req->call;
+      error_ = callMismatch(
+          rank_, mine, p.rank, c.hdr.call,
+          strCat("rank ", rank_, " receiving from rank ", p.rank, " over tcp").c_str());
+      LOOM_WARN(NET, error_.message());
+      return error_;
+    }
     if (c.hdr.bytes != req->bytes) {
       error_ = invalidUsage("tcp: message #", it.seq, " from peer ", p.id.describe(), " has ",
                             c.hdr.bytes, " bytes but this rank posted a receive of ", req->bytes,
@@ -222,6 +234,11 @@ Status TcpTransport::receivePiece(Peer& p, size_t s, Item& it, bool* pieceDone,
     }
   }
   size_t payload = got - h;
+  if ((c.hdr.flags & kPieceCrc) != 0 && payload > 0) {
+    const uint8_t* at =
+        req->operand == nullptr ? req->dst + base + c.off : p.staging[s].data() + p.fill[s];
+    c.crc = kernels::crc32c(c.crc, at, payload);
+  }
   c.off += payload;
   if (req->operand != nullptr && payload > 0) {
     size_t esz = dtypeSize(req->dtype);
@@ -237,6 +254,7 @@ Status TcpTransport::receivePiece(Peer& p, size_t s, Item& it, bool* pieceDone,
     }
   }
   *pieceDone = c.hdrDone == kHdr && c.off == len;
+  if (*pieceDone) return checkPiece(p, c, it);
   return Status();
 }
 
@@ -256,6 +274,7 @@ Status TcpTransport::pumpRecv(Peer& p, size_t s, bool* moved) {
       c.g += p.socks.size();
       c.hdrDone = 0;
       c.off = 0;
+      c.crc = 0;
     }
   }
   return Status();

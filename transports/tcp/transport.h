@@ -6,9 +6,16 @@
 // piece, so it still orders and synchronises). Pieces are numbered globally per direction and
 // piece g travels on socket g % K, so each socket carries pieces s, s+K, s+2K, ... in order and
 // the receiver, which posts the same message sizes, knows where every piece goes without any
-// reassembly buffer. Each piece starts with a 16-byte header (message sequence number, piece
-// index, message size): a receiver whose posted size differs from what the sender posted gets a
-// clear error instead of corrupt data.
+// reassembly buffer. Each piece starts with a 48-byte header (message sequence number, piece
+// index, message size, the sender's call descriptor, and with LOOM_CHECKSUM=1 the CRC32C of the
+// piece's payload): a receiver whose posted size or call (core/call_desc.h) differs from the
+// sender's gets a clear error instead of corrupt data, and so does one whose piece fails its
+// checksum (the receiver computes it over the bytes as they arrive, before any reduction).
+//
+// Giving up (poison). A rank that gives up on the communicator (a call mismatch) writes, on each
+// socket that is between pieces, a header with seq = piece = kPoisonMark and `bytes` the length of
+// its reason, then the reason, and shuts its sending side down. A receiver that reads such a
+// header fails with that reason; one that never reads it sees the hang-up in checkPeers().
 //
 // Data path. progress() sends with sendmsg(header, user bytes) and receives with
 // readv(header, user bytes) straight into the destination. A receive with an operand reduces on
@@ -34,8 +41,13 @@ struct PieceHeader {
   uint32_t seq;    // message sequence number (low 32 bits)
   uint32_t piece;  // piece index within the message
   uint64_t bytes;  // message size as the sender posted it
+  CallDesc call;   // the sender's call
+  uint32_t crc;    // kPieceCrc: CRC32C of this piece's payload (LOOM_CHECKSUM)
+  uint32_t flags;  // kPieceCrc
 };
-static_assert(sizeof(PieceHeader) == 16, "wire header is 16 bytes");
+static_assert(sizeof(PieceHeader) == 48, "wire header is 48 bytes");
+constexpr uint32_t kPieceCrc = 1;
+constexpr uint32_t kPoisonMark = 0xffffffffu;
 
 class TcpTransport final : public Transport {
  public:
@@ -56,6 +68,14 @@ class TcpTransport final : public Transport {
   void wake() override;
   bool armPoll(std::vector<pollfd>* fds) override;
   void disarmPoll() override;
+  void poison(const std::string& reason) override;
+  void injectFault(const FaultSpec& f) override;
+  void setChecksum(bool on) { checksum_ = on; }
+  Status beginCall(const CallDesc& call) override {
+    lastCall_ = currentCall_;
+    currentCall_ = call;
+    return Status();
+  }
 
   Status initWakeFd();
 
@@ -78,6 +98,8 @@ class TcpTransport final : public Transport {
     uint32_t hdrDone = 0;
     uint64_t off = 0;  // payload bytes of piece g moved (received, for receives)
     PieceHeader hdr{};
+    uint32_t crc = 0;               // receives: CRC32C of the piece's payload so far
+    const uint8_t* from = nullptr;  // sends: payload source other than the user's (LOOM_FAULT)
   };
   struct Stream {
     std::deque<Item> q;
@@ -103,6 +125,8 @@ class TcpTransport final : public Transport {
   Status receivePiece(Peer& p, size_t s, Item& it, bool* pieceDone, size_t* movedBytes);
   void settle(Peer& p, Stream& st, bool recv);
   Status peerError(const Peer& p, const Status& s);
+  Status poisoned(Peer& p, size_t s, const uint8_t* got, size_t gotBytes);
+  bool finishPiece(Peer& p, size_t s, int64_t deadlineUs);
 
   int rank_;
   int nranks_;
@@ -114,6 +138,16 @@ class TcpTransport final : public Transport {
   std::vector<pollfd> pollFds_;  // wait()'s, kept to avoid allocating
   net::Fd wakeFd_;
   Status error_;
+  bool checksum_ = false;  // LOOM_CHECKSUM
+  bool poisoned_ = false;  // poison() ran: the destructor drains before closing (no reset)
+  CallDesc currentCall_, lastCall_;  // a leftover message of the last call is named as such
+  // LOOM_FAULT=flip: the next piece with a payload to flipPeer_ (-1 any) goes out of flipBuf_
+  // with one bit flipped (after its checksum was taken).
+  bool flipArmed_ = false;
+  int flipPeer_ = -1;
+  std::vector<uint8_t> flipBuf_;
+  void startPiece(Peer& p, Cursor& c, const Item& it, uint64_t k, uint64_t len);
+  Status checkPiece(const Peer& p, const Cursor& c, const Item& it);
 };
 
 }  // namespace loom::transport::tcp
