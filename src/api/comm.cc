@@ -28,7 +28,7 @@ std::set<const loomComm*>& liveComms() {
   return s;
 }
 
-Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
+Status connectTransports(const CommOptions& opt, loomComm* c) {
   std::string forced = !opt.transport.empty() ? opt.transport : params::transport();
   if (!forced.empty() && forced != "shm" && forced != "tcp")
     return invalidArgument("transport '", forced, "' is not one of shm, tcp");
@@ -47,9 +47,10 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   args.ids = c->ids;
   bootstrap::Bootstrap* bs = c->bootstrap.get();
   args.allGather = [bs](void* data, size_t bytes) { return bs->allGather(data, bytes); };
-  args.commTag = bootstrap::idTag(id);
+  args.commTag = c->commTag;
   args.timeoutMs = c->timeoutMs;
   args.abortFlag = &c->abortFlag;
+  args.revokedFlag = &c->revoked;
   args.peers = shmPeers;
   LOOM_CHECK(transport::createShmTransport(args, &c->shm));
   args.peers = tcpPeers;
@@ -125,13 +126,47 @@ Status makePlanner(const CommOptions& opt, loomComm* c) {
 Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, loomComm* c) {
   c->rank = rank;
   c->nranks = nranks;
-  c->name = opt.name;
+  c->options = opt;
   c->timeoutMs = opt.timeoutMs > 0 ? opt.timeoutMs : params::timeoutMs();
   log::setThreadRank(rank);
-  LOOM_CHECK(
-      bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag, &c->bootstrap));
+  std::unique_ptr<bootstrap::Bootstrap> b;
+  LOOM_CHECK(bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag, &b));
+  c->bootstrap = std::move(b);
+  c->commTag = bootstrap::idTag(id);
+  return commSetup(c);
+}
+
+namespace {
+uint64_t tagKey(const std::string& tag) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char ch : tag) h = (h ^ static_cast<uint8_t>(ch)) * 0x100000001b3ull;
+  return h;
+}
+
+Status startMonitor(loomComm* c) {
+  if (c->nranks < 2) return Status();
+  health::MonitorArgs m;
+  m.rank = c->rank;
+  m.nranks = c->nranks;
+  m.ids = c->ids;
+  bootstrap::Bootstrap* bs = c->bootstrap.get();
+  m.allGather = [bs](void* data, size_t bytes) { return bs->allGather(data, bytes); };
+  m.key = tagKey(c->commTag);
+  m.intervalMs = health::heartbeatIntervalMs();
+  m.silenceMs = health::heartbeatSilenceMs();
+  m.revokedFlag = &c->revoked;
+  m.onRevoke = [c] {
+    for (auto* t : c->transports) t->wake();
+  };
+  return health::Monitor::create(m, &c->monitor);
+}
+}  // namespace
+
+Status commSetup(loomComm* c) {
+  const CommOptions& opt = c->options;
+  c->name = opt.name;
   c->ids = c->bootstrap->peers();
-  LOOM_CHECK(connectTransports(id, opt, c));
+  LOOM_CHECK(connectTransports(opt, c));
   sched::ExecContext& x = c->exec;
   x.rank = c->rank;
   x.transportOf = c->transportOf;
@@ -139,14 +174,16 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
   x.host = c->shm ? c->shm->hostCollective() : nullptr;
   x.ids = &c->ids;
   x.abortFlag = &c->abortFlag;
+  x.revokedFlag = &c->revoked;
   x.timeoutMs = c->timeoutMs;
   x.spinUs = params::spinUs();
   x.peerCheckMs = params::peerCheckMs();
   if (!params::stepTrace().empty()) {
-    LOOM_CHECK(sched::StepTrace::open(log::expandPath(params::stepTrace(), rank), rank, nranks,
-                                      &c->stepTrace));
+    LOOM_CHECK(sched::StepTrace::open(log::expandPath(params::stepTrace(), c->rank), c->rank,
+                                      c->nranks, &c->stepTrace));
     x.trace = c->stepTrace.get();
   }
+  LOOM_CHECK(startMonitor(c));
   return makePlanner(opt, c);
 }
 
@@ -187,6 +224,7 @@ Status waitInit(loomComm* c) {
 
 void commFree(loomComm* c) {
   if (c->initThread.joinable()) c->initThread.join();
+  c->monitor.reset();  // first: its thread wakes the transports
   c->transportOf.clear();
   c->transports.clear();
   c->exec.transportOf.clear();
@@ -194,6 +232,8 @@ void commFree(loomComm* c) {
   c->exec.host = nullptr;
   c->shm.reset();
   c->tcp.reset();
+  // A communicator shrunk from this one may still use the bootstrap, but not this abort flag.
+  if (c->bootstrap) c->bootstrap->setAbortFlag(nullptr);
   c->bootstrap.reset();
 }
 
@@ -288,17 +328,40 @@ Status rootCause(const loomComm* c, Status s) {
 
 }  // namespace
 
+Status revokedStatus(const loomComm* c) {
+  if (!c->revoked.load(std::memory_order_relaxed)) return Status();
+  if (c->monitor) return c->monitor->verdict();
+  return revokedError("communicator revoked (loomCommRevoke)");
+}
+
+Status afterFailure(loomComm* c, Status s) {
+  if (!c->monitor) return rootCause(c, std::move(s));
+  for (const PeerIdentity& id : c->ids) {
+    if (id.rank == c->rank || !id.sameHostAs(c->ids[c->rank]) || !processGone(id.pid)) continue;
+    c->monitor->declareFailed(id.rank, "its process is gone");
+  }
+  // A remote error may be a neighbour that gave up because of someone else: wait for the verdict.
+  const int64_t hb = health::heartbeatIntervalMs();
+  const int64_t waitMs = hb > 0 ? health::heartbeatSilenceMs() + 2 * hb : 200;
+  Status v = s.code() == Code::kRemoteError ? c->monitor->awaitVerdict(waitMs)
+                                               : c->monitor->verdict();
+  if (!v.ok()) return v;
+  return rootCause(c, std::move(s));
+}
+
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
+  LOOM_CHECK(revokedStatus(c));
   Status s = runOpsOnce(c, ops);
-  return s.ok() ? s : rootCause(c, std::move(s));
+  return s.ok() ? s : afterFailure(c, std::move(s));
 }
 
 Status runOp(loomComm* c, const OpDesc& o) {
+  if (c->revoked.load(std::memory_order_relaxed)) return revokedStatus(c);
   std::shared_ptr<const sched::Schedule> s;
   const RedOp norm = o.op == RedOp::kAvg ? RedOp::kSum : o.op;
   Status st = scheduleFor(c, o, /*alone=*/true, &s);
   if (st.ok()) st = sched::execute(*s, o.send, o.recv, o.dtype, norm, c->exec);
-  if (!st.ok()) return rootCause(c, std::move(st));
+  if (!st.ok()) return afterFailure(c, std::move(st));
   const uint64_t n = avgElems(c, o);
   if (n > 0) kernels::divideInPlace(o.recv, n, o.dtype, c->nranks);
   return Status();
