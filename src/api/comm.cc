@@ -336,6 +336,7 @@ Status revokedStatus(const loomComm* c) {
 
 Status afterFailure(loomComm* c, Status s) {
   if (!c->monitor) return rootCause(c, std::move(s));
+  c->monitor->drain();
   for (const PeerIdentity& id : c->ids) {
     if (id.rank == c->rank || !id.sameHostAs(c->ids[c->rank]) || !processGone(id.pid)) continue;
     c->monitor->declareFailed(id.rank, "its process is gone");

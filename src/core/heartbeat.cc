@@ -87,13 +87,14 @@ std::vector<uint8_t> Monitor::viewLocked() const {
   return v;
 }
 
-void Monitor::sendAll(uint32_t flags) {
+void Monitor::sendAll(uint32_t flags, bool toFailed) {
   std::vector<uint8_t> buf(kHeader + a_.nranks);
+  std::vector<uint8_t> v;
   {
     std::lock_guard<std::mutex> g(mu_);
     if (revoked_) flags |= kRevoked;
     if (agreeing_) flags |= kAgreeing;
-    std::vector<uint8_t> v = viewLocked();
+    v = viewLocked();
     std::memcpy(buf.data() + kHeader, v.data(), v.size());
   }
   const int32_t from = a_.rank, n = a_.nranks;
@@ -103,7 +104,7 @@ void Monitor::sendAll(uint32_t flags) {
   std::memcpy(buf.data() + 16, &from, 4);
   std::memcpy(buf.data() + 20, &n, 4);
   for (int q = 0; q < n; ++q) {
-    if (q == a_.rank) continue;
+    if (q == a_.rank || (v[q] != 0 && !toFailed)) continue;
     // Lost or refused datagrams are what the silence bound is for.
     (void)sendto(sock_.get(), buf.data(), buf.size(), MSG_DONTWAIT, addrs_[q].raw(), addrs_[q].len);
   }
@@ -177,8 +178,26 @@ void Monitor::checkSilence(int64_t now) {
   bool revokedNow = false;
   {
     std::lock_guard<std::mutex> g(mu_);
+    if (excluded_ || a_.intervalMs <= 0) return;
+    int live = 0, quietNow = 0;
     for (int q = 0; q < a_.nranks; ++q) {
-      if (q == a_.rank || failed_[q] || left_[q] || excluded_ || a_.intervalMs <= 0) continue;
+      if (q == a_.rank || failed_[q] || left_[q]) continue;
+      ++live;
+      quietNow += now - lastSeenMs_[q] > a_.silenceMs;
+    }
+    // This rank stalled (stopped, starved) and since then has heard from nobody: the others went
+    // on without it and left, or it is cut off. Blaming all of them would be wrong.
+    if (quietNow > 0 && quietNow == live && stalledAtMs_ >= 0 &&
+        now - stalledAtMs_ <= 2 * a_.silenceMs + a_.intervalMs) {
+      excluded_ = true;
+      excludedBy_ = strCat("itself: it stalled and then heard from none of its ", live, " peers");
+      LOOM_WARN(NET, "rank ", a_.rank, ": this rank stalled and then heard from none of its peers;"
+                " it takes itself to be out of the communicator");
+      revokedNow = revokeLocked(strCat("this rank lost contact with every peer after a stall"));
+      live = 0;
+    }
+    for (int q = 0; q < a_.nranks && live > 0; ++q) {
+      if (q == a_.rank || failed_[q] || left_[q]) continue;
       const int64_t quiet = now - lastSeenMs_[q];
       if (quiet <= a_.silenceMs) continue;
       revokedNow = markFailedLocked(q, strCat("no heartbeat for ", quiet,
@@ -191,7 +210,7 @@ void Monitor::checkSilence(int64_t now) {
 }
 
 bool Monitor::markFailedLocked(int rank, const std::string& why) {
-  if (failed_[rank]) return false;
+  if (failed_[rank] || excluded_) return false;  // an excluded rank blames nobody
   failed_[rank] = 1;
   why_[rank] = why;
   LOOM_WARN(NET, "rank ", a_.rank, ": ", a_.ids[rank].describe(), " failed: ", why);
@@ -232,8 +251,10 @@ void Monitor::declareFailed(int rank, const std::string& why) {
   sendAll(0);
 }
 
+void Monitor::drain() { receive(nowMs()); }
+
 void Monitor::run() {
-  int64_t last = nowMs(), nextSend = last;
+  int64_t last = nowMs(), nextSend = last, lastFull = 0;
   while (!stop_.load()) {
     const int64_t now = nowMs();
     // This thread did not run for a while: this process was stopped or starved, so the silence
@@ -244,12 +265,18 @@ void Monitor::run() {
     bool fast;
     {
       std::lock_guard<std::mutex> g(mu_);
-      if (stalled) std::fill(lastSeenMs_.begin(), lastSeenMs_.end(), now);
+      if (stalled) {
+        std::fill(lastSeenMs_.begin(), lastSeenMs_.end(), now);
+        stalledAtMs_ = now;
+      }
       fast = now < fastUntilMs_;
     }
     if (now >= nextSend) {
-      const bool periodic = fast || a_.intervalMs > 0;
-      if (periodic || nextSend == 0) sendAll(0);
+      // Ranks held failed hear from us once an interval, not at the agreement's fast rate (a
+      // stopped one would find its socket buffer full of it).
+      const bool full = now - lastFull >= std::max<int64_t>(a_.intervalMs, 50);
+      if ((fast || a_.intervalMs > 0 || nextSend == 0)) sendAll(0, full);
+      if (full) lastFull = now;
       nextSend = now + (fast ? kFastPeriodMs : a_.intervalMs > 0 ? a_.intervalMs : 50);
     }
     checkSilence(now);

@@ -61,6 +61,9 @@ class Monitor {
   bool revoked() const { return revoked_.load(std::memory_order_relaxed); }
   // Revokes here and tells every peer. `why` ends up in every later error on this rank.
   void revoke(const std::string& why);
+  // Reads the datagrams waiting now (from any thread): a rank just resumed from a stop learns
+  // what the others decided before it acts on what its transports say.
+  void drain();
   // A failure seen by someone else (a transport found the process gone): declare it now.
   void declareFailed(int rank, const std::string& why);
   // Ranks held failed or gone (ascending), as this rank sees them now.
@@ -80,7 +83,8 @@ class Monitor {
   struct Datagram;
   explicit Monitor(const MonitorArgs& a) : a_(a), revoked_(*a.revokedFlag) {}
   void run();
-  void sendAll(uint32_t flags);
+  // To every peer; those held failed only when toFailed (they hear of it once an interval).
+  void sendAll(uint32_t flags, bool toFailed = true);
   void receive(int64_t nowMs);
   void onDatagram(const Datagram& d, const std::vector<uint8_t>& set, int64_t nowMs);
   void checkSilence(int64_t nowMs);
@@ -110,6 +114,7 @@ class Monitor {
   std::string excludedBy_;
   bool agreeing_ = false;
   int64_t fastUntilMs_ = 0;  // send every few ms until then (during an agreement)
+  int64_t stalledAtMs_ = -1;  // when this rank's own thread was last found to have stalled
 };
 
 // LOOM_HEARTBEAT_MS as milliseconds (0: off), and the silence that declares a failure.

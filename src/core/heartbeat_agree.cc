@@ -63,7 +63,7 @@ Status Monitor::agree(int64_t timeoutMs, std::vector<int>* out) {
   {
     std::lock_guard<std::mutex> g(mu_);
     agreeing_ = true;
-    fastUntilMs_ = start + std::max<int64_t>(timeoutMs, 0) + 1000;
+    fastUntilMs_ = start + 1000;
   }
   sendAll(0);
   std::unique_lock<std::mutex> lk(mu_);
@@ -80,6 +80,7 @@ Status Monitor::agree(int64_t timeoutMs, std::vector<int>* out) {
       if (!peerAgreeing_[q] || peerView_[q] != mine) missing.push_back(q);
     }
     const int64_t now = nowMs();
+    fastUntilMs_ = std::max(fastUntilMs_, now + 200);
     if (missing.empty()) {
       out->clear();
       for (int q = 0; q < a_.nranks; ++q)
