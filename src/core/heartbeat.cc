@@ -213,7 +213,10 @@ bool Monitor::markFailedLocked(int rank, const std::string& why) {
   if (failed_[rank] || excluded_) return false;  // an excluded rank blames nobody
   failed_[rank] = 1;
   why_[rank] = why;
-  LOOM_WARN(NET, "rank ", a_.rank, ": ", a_.ids[rank].describe(), " failed: ", why);
+  if (why.rfind("reported", 0) == 0)  // second-hand: the rank that saw it warned already
+    LOOM_INFO(NET, "rank ", a_.rank, ": ", a_.ids[rank].describe(), " failed: ", why);
+  else
+    LOOM_WARN(NET, "rank ", a_.rank, ": ", a_.ids[rank].describe(), " failed: ", why);
   cv_.notify_all();
   return revokeLocked(strCat(a_.ids[rank].describe(), " failed"));
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Usage: run_netns_partition.sh PARTITION_RANK_BINARY
-# Two namespaced hosts joined by a veth (ranks 0,1 on loom-a, 2,3 on loom-b), all-reducing; the
-# veth is set down mid-way. Each side must name the other side's ranks (and only them) within the
-# detection bound plus headroom, agree on them and shrink to its own two ranks. Removes everything.
+# Usage: run_netns_partition.sh PARTITION_RANK_BINARY [partition|kill|stop]
+# Two namespaced hosts joined by a veth (ranks 0,1 on loom-a, 2,3 on loom-b: shm inside a host,
+# tcp across), all-reducing. partition: the veth is set down mid-way; each side must name the
+# other side's ranks (and only them). kill / stop: rank 3 gets SIGKILL / SIGSTOP; ranks 0-2 must
+# name it. Within the detection bound plus headroom; then they agree and shrink, and an
+# all-reduce over what is left is checked. Removes everything.
 set -u
 bin=$1
+mode=${2:-partition}
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! command -v unshare >/dev/null; then
   echo "SKIP: needs root, ip and unshare"; exit 77
 fi
@@ -30,19 +33,32 @@ for i in $(seq 600); do
   sleep 0.1
 done
 sleep 0.5
-ip -n "$A" link set "pa$sfx" down
+pid3=$(sed -n 's/.*running pid \([0-9]*\).*/\1/p' "$tmp/out3")
+case "$mode" in
+  partition) ip -n "$A" link set "pa$sfx" down ;;
+  kill) kill -KILL "$pid3" ;;
+  stop) kill -STOP "$pid3" ;;
+esac
+if [ "$mode" = stop ]; then
+  for r in 0 1 2; do
+    for i in $(seq 300); do grep -q "rank $r: detected" "$tmp/out$r" 2>/dev/null && break; sleep 0.1; done
+  done
+  kill -KILL "$pid3"
+fi
 wait
 cat "$tmp"/out*
 fail=0
-for r in 0 1 2 3; do
-  if [ "$r" -lt 2 ]; then want="2,3,"; else want="0,1,"; fi
+ranks="0 1 2 3"; [ "$mode" = partition ] || ranks="0 1 2"
+for r in $ranks; do
+  if [ "$mode" != partition ]; then want="3, shrunk to 3"
+  elif [ "$r" -lt 2 ]; then want="2,3, shrunk to 2"; else want="0,1, shrunk to 2"; fi
   line=$(grep "rank $r: detected" "$tmp/out$r")
   case "$line" in
-    *"failed $want shrunk to 2 ok"*) ;;
-    *) echo "FAIL: rank $r: expected failed $want and a shrink to 2: ${line:-no result}"; fail=1 ;;
+    *"failed $want ok"*) ;;
+    *) echo "FAIL: rank $r: expected failed $want: ${line:-no result}"; fail=1 ;;
   esac
   s=$(echo "$line" | sed -n 's/.*detected \([0-9.]*\) s.*/\1/p')
   if [ -n "$s" ] && awk "BEGIN{exit !($s > 8)}"; then echo "FAIL: rank $r took $s s"; fail=1; fi
 done
-[ $fail -eq 0 ] && echo "PASS: both sides of the partition named the other and shrank"
+[ $fail -eq 0 ] && echo "PASS ($mode): the survivors named the failed ranks and shrank"
 exit $fail
