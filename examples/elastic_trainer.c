@@ -73,11 +73,12 @@ static int train(loomComm_t comm, int worldRank, int steps, int killRank, int ki
     loomCommUserRank(smaller, &newRank);
     loomCommCount(smaller, &newSize);
     if (newRank == 0)
-      printf("step %d: all-reduce failed after %.2f s: %s\n"
-             "step %d: %d failed rank(s), first %d; shrank %d -> %d ranks in %.0f ms; "
-             "%d samples per rank now\n",
-             step, detected, loomGetLastError(comm), step, nfailed, nfailed ? failed[0] : -1,
-             nranks, newSize, shrunk * 1e3, kSamplesPerStep / newSize);
+      printf(
+          "step %d: all-reduce failed after %.2f s: %s\n"
+          "step %d: %d failed rank(s), first %d; shrank %d -> %d ranks in %.0f ms; "
+          "%d samples per rank now\n",
+          step, detected, loomGetLastError(comm), step, nfailed, nfailed ? failed[0] : -1, nranks,
+          newSize, shrunk * 1e3, kSamplesPerStep / newSize);
     loomCommDestroy(comm);
     comm = smaller;
     rank = newRank;

@@ -135,11 +135,11 @@ loomResult_t loomCommGetFailedRanks(loomComm_t comm, int* ranks, int capacity, i
  * as for loomCommGetFailedRanks). loomCommRevoked on a rank the others excluded. */
 loomResult_t loomCommAgreeFailedRanks(loomComm_t comm, int* ranks, int capacity, int* nfailed);
 /* A communicator of every rank of comm but excludeRanks[0..nexclude) (nexclude 0: but the failed
- * ones, agreed as by loomCommAgreeFailedRanks), ranks renumbered in their old order. Collective over
- * the remaining ranks, which pass the same list; comm may be revoked. Built from the connections
- * and identities comm holds (no rendezvous root, no new unique id); the planner plans afresh for
- * the ranks and hosts that are left. The new communicator inherits comm's configuration; comm
- * stays valid until destroyed. A rank may not exclude itself (loomInvalidArgument). */
+ * ones, agreed as by loomCommAgreeFailedRanks), ranks renumbered in their old order. Collective
+ * over the remaining ranks, which pass the same list; comm may be revoked. Built from the
+ * connections and identities comm holds (no rendezvous root, no new unique id); the planner plans
+ * afresh for the ranks and hosts that are left. The new communicator inherits comm's configuration;
+ * comm stays valid until destroyed. A rank may not exclude itself (loomInvalidArgument). */
 loomResult_t loomCommShrink(loomComm_t comm, const int* excludeRanks, int nexclude,
                             loomComm_t* newcomm);
 /* Growing: the ranks of comm and newcomers form a communicator of newSize ranks. Rank 0 of comm

@@ -344,8 +344,8 @@ Status afterFailure(loomComm* c, Status s) {
   // A remote error may be a neighbour that gave up because of someone else: wait for the verdict.
   const int64_t hb = health::heartbeatIntervalMs();
   const int64_t waitMs = hb > 0 ? health::heartbeatSilenceMs() + 2 * hb : 200;
-  Status v = s.code() == Code::kRemoteError ? c->monitor->awaitVerdict(waitMs)
-                                               : c->monitor->verdict();
+  Status v =
+      s.code() == Code::kRemoteError ? c->monitor->awaitVerdict(waitMs) : c->monitor->verdict();
   if (!v.ok()) return v;
   return rootCause(c, std::move(s));
 }

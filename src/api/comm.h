@@ -67,10 +67,11 @@ struct loomComm {
   int nranks = 0;
   std::string name;
   int64_t timeoutMs = 600000;
-  std::shared_ptr<loom::bootstrap::Bootstrap> bootstrap;  // shared with communicators shrunk from it
-  std::string commTag;                    // unique per communicator (shm names, tcp handshakes)
-  loom::api::CommOptions options;         // as created (a shrunk or grown one inherits them)
-  uint64_t shrinks = 0;                   // loomCommShrink calls so far (salts the derived tags)
+  // Shared with the communicators shrunk from this one.
+  std::shared_ptr<loom::bootstrap::Bootstrap> bootstrap;
+  std::string commTag;             // unique per communicator (shm names, tcp handshakes)
+  loom::api::CommOptions options;  // as created (a shrunk or grown one inherits them)
+  uint64_t shrinks = 0;            // loomCommShrink calls so far (salts the derived tags)
   std::vector<loom::PeerIdentity> ids;
   std::unique_ptr<loom::transport::Transport> shm, tcp;
   std::vector<loom::transport::Transport*> transportOf;

@@ -18,7 +18,8 @@ namespace {
 Status writeRanks(const std::vector<int>& failed, int* ranks, int capacity, int* n) {
   if (n == nullptr) return invalidArgument("nfailed is NULL");
   if (capacity < 0) return invalidArgument("capacity ", capacity, " must be >= 0");
-  if (capacity > 0 && ranks == nullptr) return invalidArgument("ranks is NULL (capacity ", capacity, ")");
+  if (capacity > 0 && ranks == nullptr)
+    return invalidArgument("ranks is NULL (capacity ", capacity, ")");
   *n = static_cast<int>(failed.size());
   for (int i = 0; i < capacity && i < *n; ++i) ranks[i] = failed[i];
   return Status();
@@ -28,7 +29,8 @@ Status writeRanks(const std::vector<int>& failed, int* ranks, int capacity, int*
 Status excludedRanks(loomComm* c, const int* exclude, int n, std::vector<int>* out) {
   out->clear();
   if (n < 0) return invalidArgument("nexclude ", n, " must be >= 0");
-  if (n > 0 && exclude == nullptr) return invalidArgument("excludeRanks is NULL (nexclude ", n, ")");
+  if (n > 0 && exclude == nullptr)
+    return invalidArgument("excludeRanks is NULL (nexclude ", n, ")");
   if (n == 0) {
     if (c->monitor) LOOM_CHECK(c->monitor->agree(c->timeoutMs, out));
     return Status();
@@ -87,8 +89,8 @@ Status shrink(loomComm* parent, const int* exclude, int n, loomComm* c) {
   for (int r = 0; r < parent->nranks; ++r)
     if (!std::binary_search(out.begin(), out.end(), r)) members.push_back(r);
   const uint64_t salt = ++parent->shrinks;
-  LOOM_CHECK(bootstrap::deriveBootstrap(parent->bootstrap, members, salt, &c->abortFlag,
-                                        &c->bootstrap));
+  LOOM_CHECK(
+      bootstrap::deriveBootstrap(parent->bootstrap, members, salt, &c->abortFlag, &c->bootstrap));
   c->rank = c->bootstrap->rank();
   c->nranks = c->bootstrap->nranks();
   c->options = parent->options;
@@ -163,8 +165,8 @@ loomResult_t loomCommGrow(loomComm_t comm, int newSize, const loomUniqueId* grow
   if (newcomm == nullptr) return fail(comm, loom::invalidArgument("newcomm is NULL"));
   *newcomm = nullptr;
   if (newSize < comm->nranks)
-    return fail(comm, loom::invalidArgument("newSize ", newSize, " is less than the ",
-                                            comm->nranks, " ranks comm already has"));
+    return fail(comm, loom::invalidArgument("newSize ", newSize, " is less than the ", comm->nranks,
+                                            " ranks comm already has"));
   if (comm->rank == 0 && growId == nullptr)
     return fail(comm, loom::invalidArgument("growId is NULL on rank 0 (it publishes the id)"));
   // Rank 0's id reaches every member over comm's own bootstrap.

@@ -164,8 +164,8 @@ void Monitor::onDatagram(const Datagram& d, const std::vector<uint8_t>& set, int
         left_[r] = 1;
         continue;
       }
-      revokedNow = markFailedLocked(r, strCat("reported failed by ", a_.ids[q].describe())) ||
-                   revokedNow;
+      revokedNow =
+          markFailedLocked(r, strCat("reported failed by ", a_.ids[q].describe())) || revokedNow;
     }
     if ((d.flags & kRevoked) != 0 && (d.flags & kBye) == 0)
       revokedNow = revokeLocked(strCat("revoked by ", a_.ids[q].describe())) || revokedNow;
@@ -191,7 +191,8 @@ void Monitor::checkSilence(int64_t now) {
         now - stalledAtMs_ <= 2 * a_.silenceMs + a_.intervalMs) {
       excluded_ = true;
       excludedBy_ = strCat("itself: it stalled and then heard from none of its ", live, " peers");
-      LOOM_WARN(NET, "rank ", a_.rank, ": this rank stalled and then heard from none of its peers;"
+      LOOM_WARN(NET, "rank ", a_.rank,
+                ": this rank stalled and then heard from none of its peers;"
                 " it takes itself to be out of the communicator");
       revokedNow = revokeLocked(strCat("this rank lost contact with every peer after a stall"));
       live = 0;

@@ -42,9 +42,9 @@ struct MonitorArgs {
   std::vector<PeerIdentity> ids;  // per rank; ids[rank].address is where the socket binds
   // Collective over the communicator (exchanges the heartbeat ports at creation).
   std::function<Status(void* data, size_t bytesPerRank)> allGather;
-  uint64_t key = 0;           // same on every rank of the communicator, different across them
-  int64_t intervalMs = 250;   // LOOM_HEARTBEAT_MS (0: no heartbeats; revoke and agree still work)
-  int64_t silenceMs = 1500;   // LOOM_HEARTBEAT_TIMEOUT_MS
+  uint64_t key = 0;          // same on every rank of the communicator, different across them
+  int64_t intervalMs = 250;  // LOOM_HEARTBEAT_MS (0: no heartbeats; revoke and agree still work)
+  int64_t silenceMs = 1500;  // LOOM_HEARTBEAT_TIMEOUT_MS
   std::function<void()> onRevoke;  // wakes the communicator's waits (called without the lock)
   std::atomic<bool>* revokedFlag = nullptr;  // the communicator's; set on revoke (required)
 };
@@ -104,16 +104,16 @@ class Monitor {
   std::atomic<bool>& revoked_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<uint8_t> failed_, left_;       // per rank
-  std::vector<std::string> why_;             // per failed rank
-  std::vector<int64_t> lastSeenMs_;          // per rank
+  std::vector<uint8_t> failed_, left_;          // per rank
+  std::vector<std::string> why_;                // per failed rank
+  std::vector<int64_t> lastSeenMs_;             // per rank
   std::vector<std::vector<uint8_t>> peerView_;  // last set each peer sent
   std::vector<uint8_t> peerAgreeing_;
   std::string revokeWhy_;
   bool excluded_ = false;  // a peer holds this rank failed
   std::string excludedBy_;
   bool agreeing_ = false;
-  int64_t fastUntilMs_ = 0;  // send every few ms until then (during an agreement)
+  int64_t fastUntilMs_ = 0;   // send every few ms until then (during an agreement)
   int64_t stalledAtMs_ = -1;  // when this rank's own thread was last found to have stalled
 };
 

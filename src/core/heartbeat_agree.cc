@@ -39,7 +39,8 @@ Status Monitor::verdict() const {
   for (int q = 0; q < a_.nranks; ++q)
     if (failed_[q]) dead.push_back(q);
   if (!dead.empty())
-    return remoteError(namesLocked(dead), "; the communicator is revoked on every rank (loomCommGetFailedRanks lists "
+    return remoteError(namesLocked(dead),
+                       "; the communicator is revoked on every rank (loomCommGetFailedRanks lists "
                        "the failed ranks, loomCommShrink continues without them)");
   return revokedError("communicator revoked: ", revokeWhy_);
 }

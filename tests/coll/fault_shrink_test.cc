@@ -29,8 +29,7 @@ std::string resumedVictim(loomComm_t comm, int rank, loomResult_t r) {
   return failedRanksAre(comm, {rank}, /*agree=*/false);
 }
 
-std::string survivor(loomComm_t comm, int rank, int p, int victim, double seconds,
-                     loomResult_t r) {
+std::string survivor(loomComm_t comm, int rank, int p, int victim, double seconds, loomResult_t r) {
   std::string msg = loomGetLastError(comm);
   if (r != loomRemoteError)
     return std::string("expected loomRemoteError, got ") + loomGetErrorString(r) + ": " + msg;
@@ -100,14 +99,16 @@ TEST_P(FaultShrink, SurvivorsNameTheRankAgreeAndShrink) {
   munmap(page, sizeof(SharedPage));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Faults, FaultShrink,
-    ::testing::Combine(::testing::Values(Fault::kKill, Fault::kStop), ::testing::Values(4, 8),
-                       ::testing::Values("shm", "tcp")),
-    [](const auto& info) {
-      return std::string(std::get<0>(info.param) == Fault::kKill ? "Kill" : "Stop") +
-             std::to_string(std::get<1>(info.param)) + "_" + std::get<2>(info.param);
-    });
+INSTANTIATE_TEST_SUITE_P(Faults, FaultShrink,
+                         ::testing::Combine(::testing::Values(Fault::kKill, Fault::kStop),
+                                            ::testing::Values(4, 8),
+                                            ::testing::Values("shm", "tcp")),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param) == Fault::kKill ? "Kill"
+                                                                                      : "Stop") +
+                                  std::to_string(std::get<1>(info.param)) + "_" +
+                                  std::get<2>(info.param);
+                         });
 
 }  // namespace
 }  // namespace loom::testing

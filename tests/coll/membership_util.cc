@@ -28,7 +28,8 @@ std::string gatherScatter(loomComm_t comm, int rank, int p, uint64_t n) {
   std::vector<int32_t> got(n, -1);
   LOOM_TRY(loomScatter(all.data(), got.data(), n, loomInt32, root, comm, nullptr));
   for (uint64_t i = 0; i < n; ++i)
-    if (got[i] != static_cast<int32_t>(rank * 7 + i)) return "scatter: element " + std::to_string(i);
+    if (got[i] != static_cast<int32_t>(rank * 7 + i))
+      return "scatter: element " + std::to_string(i);
   return "";
 }
 
@@ -73,8 +74,8 @@ std::string failedRanksAre(loomComm_t comm, const std::vector<int>& want, bool a
   loomResult_t r = agree ? loomCommAgreeFailedRanks(comm, ranks, 64, &n)
                          : loomCommGetFailedRanks(comm, ranks, 64, &n);
   if (r != loomSuccess)
-    return std::string(agree ? "agree" : "get") + " failed ranks: " + loomGetErrorString(r) +
-           ": " + loomGetLastError(comm);
+    return std::string(agree ? "agree" : "get") + " failed ranks: " + loomGetErrorString(r) + ": " +
+           loomGetLastError(comm);
   std::vector<int> got(ranks, ranks + std::min(n, 64));
   if (got == want) return "";
   std::string g, w;

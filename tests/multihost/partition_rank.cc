@@ -1,8 +1,8 @@
 // One rank of the two-host fault test (run_netns_partition.sh): all-reduces until the link between
-// the two namespaced hosts is cut or a rank is killed or stopped, then reports how long the error took and which ranks it named,
-// agrees on the failed set, shrinks to the ranks of its own host and checks an all-reduce there.
-// Prints "rank R: running" once in the loop, and "rank R: detected S s failed F; shrunk to N ok"
-// at the end.
+// the two namespaced hosts is cut or a rank is killed or stopped, then reports how long the error
+// took and which ranks it named, agrees on the failed set, shrinks to the ranks of its own host and
+// checks an all-reduce there. Prints "rank R: running" once in the loop, and "rank R: detected S s
+// failed F; shrunk to N ok" at the end.
 #include <time.h>
 #include <unistd.h>
 
