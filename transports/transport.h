@@ -123,6 +123,9 @@ struct SetupArgs {
   std::string commTag;  // unique per communicator, safe in file names (hex)
   int64_t timeoutMs = 600000;
   const std::atomic<bool>* abortFlag = nullptr;
+  // Set when the communicator is revoked: a transport's own blocking waits return (wake() is
+  // called too). Unlike abortFlag it does not mark this rank's side aborted.
+  const std::atomic<bool>* revokedFlag = nullptr;
 };
 
 Status createShmTransport(const SetupArgs& args, std::unique_ptr<Transport>* out);

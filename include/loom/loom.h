@@ -28,7 +28,10 @@ typedef enum {
   loomRemoteError = 6,
   loomInProgress = 7,
   loomTimeout = 8,
-  loomNumResults = 9
+  /* The communicator was revoked (loomCommRevoke on any rank, or a peer failed): every pending and
+   * later operation on it returns this. Shrink it (loomCommShrink) or destroy it. */
+  loomCommRevoked = 9,
+  loomNumResults = 10
 } loomResult_t;
 
 /* Same numbering as ncclDataType_t. */
@@ -110,7 +113,42 @@ loomResult_t loomCommDestroy(loomComm_t comm);
 loomResult_t loomCommAbort(loomComm_t comm);
 loomResult_t loomCommCount(const loomComm_t comm, int* count);
 loomResult_t loomCommUserRank(const loomComm_t comm, int* rank);
+/* loomSuccess, or the error that ended the communicator: loomRemoteError once a peer failed (its
+ * message, loomGetLastError, names the failed ranks), loomCommRevoked once revoked, loomTimeout. */
 loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError);
+
+/* Surviving failures (docs/failures.md). Each communicator of more than one rank runs a heartbeat
+ * over the control path (LOOM_HEARTBEAT_MS, LOOM_HEARTBEAT_TIMEOUT_MS): a peer that is killed,
+ * stopped or hung, or cut off by a partition, is declared failed within LOOM_HEARTBEAT_TIMEOUT_MS
+ * plus one interval (under 2 s by default), and the communicator is then revoked on every rank.
+ *
+ * loomCommRevoke: every pending and later operation on comm, on every rank, returns promptly
+ * (loomCommRevoked, or loomRemoteError naming the failed ranks when a failure caused it). Local
+ * and non-blocking; the other ranks hear of it within milliseconds. Idempotent. */
+loomResult_t loomCommRevoke(loomComm_t comm);
+/* Ranks this rank holds failed or gone (destroyed their communicator), ascending: up to capacity
+ * of them are written to ranks, and *nfailed gets how many there are. Local: this rank's current
+ * view, which the ranks' views converge to within one heartbeat. A rank that the others excluded
+ * lists itself. ranks may be NULL when capacity is 0. */
+loomResult_t loomCommGetFailedRanks(loomComm_t comm, int* ranks, int capacity, int* nfailed);
+/* The agreement step: collective over the survivors; every survivor returns the same set (written
+ * as for loomCommGetFailedRanks). loomCommRevoked on a rank the others excluded. */
+loomResult_t loomCommAgreeFailedRanks(loomComm_t comm, int* ranks, int capacity, int* nfailed);
+/* A communicator of every rank of comm but excludeRanks[0..nexclude) (nexclude 0: but the failed
+ * ones, agreed as by loomCommAgreeFailedRanks), ranks renumbered in their old order. Collective
+ * over the remaining ranks, which pass the same list; comm may be revoked. Built from the
+ * connections and identities comm holds (no rendezvous root, no new unique id); the planner plans
+ * afresh for the ranks and hosts that are left. The new communicator inherits comm's configuration;
+ * comm stays valid until destroyed. A rank may not exclude itself (loomInvalidArgument). */
+loomResult_t loomCommShrink(loomComm_t comm, const int* excludeRanks, int nexclude,
+                            loomComm_t* newcomm);
+/* Growing: the ranks of comm and newcomers form a communicator of newSize ranks. Rank 0 of comm
+ * makes an id (loomGetUniqueId) and publishes it to the newcomers (a file, a key-value store);
+ * every rank of comm calls loomCommGrow (growId is read on rank 0 only; others may pass NULL) and
+ * keeps its rank; each newcomer calls loomCommInitRank(&c, newSize, id, r) with r in
+ * [size of comm, newSize). comm stays valid. */
+loomResult_t loomCommGrow(loomComm_t comm, int newSize, const loomUniqueId* growId,
+                          loomComm_t* newcomm);
 
 /* Streams: in-order queues run by the library. A NULL stream means "complete before returning". */
 loomResult_t loomStreamCreate(loomStream_t* stream);

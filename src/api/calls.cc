@@ -79,7 +79,7 @@ Status beginCall(loomComm* c, const CallDesc& call) {
   return Status();
 }
 
-Status afterFailure(loomComm* c, Status s) {
+Status giveUpOnMisuse(loomComm* c, Status s) {
   size_t at = s.message().find(kCallMismatch);
   if (at == std::string::npos) at = s.message().find(kCorruptMessage);
   if (at == std::string::npos) return s;

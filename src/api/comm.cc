@@ -32,7 +32,7 @@ std::set<const loomComm*>& liveComms() {
 }
 
 // Which transport carries each pair is decided in one place, transports/policy.h.
-Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
+Status connectTransports(const CommOptions& opt, loomComm* c) {
   std::string forced = !opt.transport.empty() ? opt.transport : params::transport();
   bootstrap::Bootstrap* bs = c->bootstrap.get();
   auto allGather = [bs](void* data, size_t bytes) { return bs->allGather(data, bytes); };
@@ -48,9 +48,10 @@ Status connectTransports(const char* id, const CommOptions& opt, loomComm* c) {
   args.nranks = c->nranks;
   args.ids = c->ids;
   args.allGather = allGather;
-  args.commTag = bootstrap::idTag(id);
+  args.commTag = c->commTag;
   args.timeoutMs = c->timeoutMs;
   args.abortFlag = &c->abortFlag;
+  args.revokedFlag = &c->revoked;
   args.peers = shmPeers;
   LOOM_CHECK(transport::createShmTransport(args, &c->shm));
   args.peers = tcpPeers;
@@ -135,19 +136,53 @@ Status makePlanner(const CommOptions& opt, loomComm* c) {
 Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, loomComm* c) {
   c->rank = rank;
   c->nranks = nranks;
-  c->name = opt.name;
+  c->options = opt;
   c->timeoutMs = opt.timeoutMs > 0 ? opt.timeoutMs : params::timeoutMs();
   log::setThreadRank(rank);
-  LOOM_CHECK(
-      bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag, &c->bootstrap));
+  std::unique_ptr<bootstrap::Bootstrap> b;
+  LOOM_CHECK(bootstrap::Bootstrap::create(id, rank, nranks, c->timeoutMs, &c->abortFlag, &b));
+  c->bootstrap = std::move(b);
+  c->commTag = bootstrap::idTag(id);
+  return commSetup(c);
+}
+
+namespace {
+uint64_t tagKey(const std::string& tag) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char ch : tag) h = (h ^ static_cast<uint8_t>(ch)) * 0x100000001b3ull;
+  return h;
+}
+
+Status startMonitor(loomComm* c) {
+  if (c->nranks < 2) return Status();
+  health::MonitorArgs m;
+  m.rank = c->rank;
+  m.nranks = c->nranks;
+  m.ids = c->ids;
+  bootstrap::Bootstrap* bs = c->bootstrap.get();
+  m.allGather = [bs](void* data, size_t bytes) { return bs->allGather(data, bytes); };
+  m.key = tagKey(c->commTag);
+  m.intervalMs = health::heartbeatIntervalMs();
+  m.silenceMs = health::heartbeatSilenceMs();
+  m.revokedFlag = &c->revoked;
+  m.onRevoke = [c] {
+    for (auto* t : c->transports) t->wake();
+  };
+  return health::Monitor::create(m, &c->monitor);
+}
+}  // namespace
+
+Status commSetup(loomComm* c) {
+  const CommOptions& opt = c->options;
+  c->name = opt.name;
   c->ids = c->bootstrap->peers();
   // A bad LOOM_CHECK_CALLS or LOOM_FAULT on one rank fails every rank, naming it.
   Status checks = readCheckCalls(c);
   if (checks.ok()) checks = readFaults(c);
   bootstrap::Bootstrap* bs = c->bootstrap.get();
-  LOOM_CHECK(agreeOnOutcome([bs](void* d, size_t n) { return bs->allGather(d, n); }, rank, nranks,
-                            c->ids, checks, "LOOM_CHECK_CALLS and LOOM_FAULT"));
-  LOOM_CHECK(connectTransports(id, opt, c));
+  LOOM_CHECK(agreeOnOutcome([bs](void* d, size_t n) { return bs->allGather(d, n); }, c->rank,
+                            c->nranks, c->ids, checks, "LOOM_CHECK_CALLS and LOOM_FAULT"));
+  LOOM_CHECK(connectTransports(opt, c));
   sched::ExecContext& x = c->exec;
   x.rank = c->rank;
   x.transportOf = c->transportOf;
@@ -155,14 +190,16 @@ Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, lo
   x.host = c->shm ? c->shm->hostCollective() : nullptr;
   x.ids = &c->ids;
   x.abortFlag = &c->abortFlag;
+  x.revokedFlag = &c->revoked;
   x.timeoutMs = c->timeoutMs;
   x.spinUs = params::spinUs();
   x.peerCheckMs = params::peerCheckMs();
   if (!params::stepTrace().empty()) {
-    LOOM_CHECK(sched::StepTrace::open(log::expandPath(params::stepTrace(), rank), rank, nranks,
-                                      &c->stepTrace));
+    LOOM_CHECK(sched::StepTrace::open(log::expandPath(params::stepTrace(), c->rank), c->rank,
+                                      c->nranks, &c->stepTrace));
     x.trace = c->stepTrace.get();
   }
+  LOOM_CHECK(startMonitor(c));
   return makePlanner(opt, c);
 }
 
@@ -203,6 +240,7 @@ Status waitInit(loomComm* c) {
 
 void commFree(loomComm* c) {
   if (c->initThread.joinable()) c->initThread.join();
+  c->monitor.reset();  // first: its thread wakes the transports
   c->transportOf.clear();
   c->transports.clear();
   c->exec.transportOf.clear();
@@ -211,6 +249,8 @@ void commFree(loomComm* c) {
   c->shm.reset();
   c->tcp.reset();
   c->ucx.reset();
+  // A communicator shrunk from this one may still use the bootstrap, but not this abort flag.
+  if (c->bootstrap) c->bootstrap->setAbortFlag(nullptr);
   c->bootstrap.reset();
 }
 
@@ -305,14 +345,38 @@ Status rootCause(const loomComm* c, Status s) {
 
 }  // namespace
 
+Status revokedStatus(const loomComm* c) {
+  if (!c->revoked.load(std::memory_order_relaxed)) return Status();
+  if (c->monitor) return c->monitor->verdict();
+  return revokedError("communicator revoked (loomCommRevoke)");
+}
+
+Status afterFailure(loomComm* c, Status s) {
+  if (!c->monitor) return rootCause(c, std::move(s));
+  c->monitor->drain();
+  for (const PeerIdentity& id : c->ids) {
+    if (id.rank == c->rank || !id.sameHostAs(c->ids[c->rank]) || !processGone(id.pid)) continue;
+    c->monitor->declareFailed(id.rank, "its process is gone");
+  }
+  // A remote error may be a neighbour that gave up because of someone else: wait for the verdict.
+  const int64_t hb = health::heartbeatIntervalMs();
+  const int64_t waitMs = hb > 0 ? health::heartbeatSilenceMs() + 2 * hb : 200;
+  Status v =
+      s.code() == Code::kRemoteError ? c->monitor->awaitVerdict(waitMs) : c->monitor->verdict();
+  if (!v.ok()) return v;
+  return rootCause(c, std::move(s));
+}
+
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
   if (anyStaged(ops)) return runStaged(ops, [c](const auto& host) { return runOps(c, host); });
+  LOOM_CHECK(revokedStatus(c));
   Status s = runOpsOnce(c, ops);
-  return s.ok() ? s : afterFailure(c, rootCause(c, std::move(s)));
+  return s.ok() ? s : afterFailure(c, giveUpOnMisuse(c, std::move(s)));
 }
 
 Status runOp(loomComm* c, const OpDesc& o) {
   if (o.staging) return runStaged({o}, [c](const auto& host) { return runOp(c, host[0]); });
+  if (c->revoked.load(std::memory_order_relaxed)) return revokedStatus(c);
   std::shared_ptr<const sched::Schedule> s;
   const RedOp norm = o.op == RedOp::kAvg ? RedOp::kSum : o.op;
   if (!c->faults.empty()) fireFaults(c);
@@ -320,7 +384,7 @@ Status runOp(loomComm* c, const OpDesc& o) {
   Status st = beginCall(c, call);
   if (st.ok()) st = scheduleFor(c, o, /*alone=*/true, &s);
   if (st.ok()) st = sched::execute(*s, o.send, o.recv, o.dtype, norm, c->exec, &call);
-  if (!st.ok()) return afterFailure(c, rootCause(c, std::move(st)));
+  if (!st.ok()) return afterFailure(c, giveUpOnMisuse(c, std::move(st)));
   const uint64_t n = avgElems(c, o);
   if (n > 0) kernels::divideInPlace(o.recv, n, o.dtype, c->nranks);
   return Status();

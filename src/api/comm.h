@@ -15,6 +15,7 @@
 #include "core/bootstrap.h"
 #include "core/call_desc.h"
 #include "core/fault.h"
+#include "core/heartbeat.h"
 #include "core/identity.h"
 #include "core/status.h"
 #include "loom/loom.h"
@@ -73,7 +74,11 @@ struct loomComm {
   int nranks = 0;
   std::string name;
   int64_t timeoutMs = 600000;
-  std::unique_ptr<loom::bootstrap::Bootstrap> bootstrap;
+  // Shared with the communicators shrunk from this one.
+  std::shared_ptr<loom::bootstrap::Bootstrap> bootstrap;
+  std::string commTag;             // unique per communicator (shm names, tcp handshakes)
+  loom::api::CommOptions options;  // as created (a shrunk or grown one inherits them)
+  uint64_t shrinks = 0;            // loomCommShrink calls so far (salts the derived tags)
   std::vector<loom::PeerIdentity> ids;
   std::unique_ptr<loom::transport::Transport> shm, tcp, ucx;
   bool ucxRdma = false;  // ucx carries the inter-host pairs because every rank sees RDMA
@@ -82,6 +87,9 @@ struct loomComm {
   loom::sched::ExecContext exec;                      // filled once the transports are up
   std::unique_ptr<loom::sched::StepTrace> stepTrace;  // LOOM_STEP_TRACE (exec.trace)
   std::atomic<bool> abortFlag{false};
+  // Revoked (here or by a peer, or a peer failed): every wait returns, every later call fails.
+  std::atomic<bool> revoked{false};
+  std::unique_ptr<loom::health::Monitor> monitor;  // heartbeats, revoke, agreement (nranks > 1)
   std::atomic<int> inFlight{0};
   // Non-blocking init: the thread running it, and its result.
   std::thread initThread;
@@ -113,6 +121,16 @@ namespace loom::api {
 
 // Collective creation (bootstrap, transports). On failure *out is left null.
 Status commInit(const char* id, int nranks, int rank, const CommOptions& opt, loomComm* comm);
+// The part of commInit after the bootstrap: with c->bootstrap, rank, nranks, commTag and options
+// set, connects the transports, starts the heartbeat monitor and makes the planner. Shrink uses it
+// over a derived bootstrap.
+Status commSetup(loomComm* c);
+// An operation failed with s: the error to report. Same-host peers whose process is gone are
+// declared failed; a remote error waits (bounded by the detection time) for the heartbeat
+// monitor's verdict, so the failed rank is named rather than a neighbour that saw it first.
+Status afterFailure(loomComm* c, Status s);
+// kRevoked / kRemoteError naming the failed ranks once c is revoked, else OK.
+Status revokedStatus(const loomComm* c);
 // Registry of live communicators, so use after destroy is reported instead of crashing.
 void registerComm(loomComm* c);
 bool unregisterComm(loomComm* c);
@@ -145,7 +163,7 @@ Status readCheckCalls(loomComm* c);
 Status beginCall(loomComm* c, const CallDesc& call);
 // After a failed call: when `s` is (or reports) a call mismatch or a corrupted message, this rank
 // gives up on the communicator (abort flag; the transports tell the peers why). Returns s.
-Status afterFailure(loomComm* c, Status s);
+Status giveUpOnMisuse(loomComm* c, Status s);
 
 // LOOM_FAULT (api/faults.cc): reads this rank's faults at creation (kInvalidArgument for a bad
 // spec); fireFaults() counts an operation and carries out the faults due at it.

@@ -26,7 +26,9 @@ loomResult_t fail(loomComm* c, const Status& s) {
   if (c != nullptr && isLiveComm(c)) {
     std::lock_guard<std::mutex> g(c->mu);
     c->lastError = s.message();
-    if (s.code() == Code::kRemoteError || s.code() == Code::kTimeout)
+    if ((s.code() == Code::kRemoteError || s.code() == Code::kTimeout ||
+         s.code() == Code::kRevoked) &&
+        c->asyncError == loomSuccess)
       c->asyncError = toResult(s.code());
   }
   return toResult(s.code());
@@ -64,6 +66,9 @@ const char* loomGetErrorString(loomResult_t r) {
       return "operation in progress";
     case loomTimeout:
       return "operation timed out";
+    case loomCommRevoked:
+      return "communicator revoked (a peer failed or a rank called loomCommRevoke): shrink or "
+             "destroy it";
     default:
       return "unknown result code";
   }
@@ -217,7 +222,12 @@ loomResult_t loomCommGetAsyncError(loomComm_t comm, loomResult_t* asyncError) {
     *asyncError = loom::api::toResult(comm->initStatus.code());
     return loomSuccess;
   }
+  Status v = loom::api::revokedStatus(comm);
   std::lock_guard<std::mutex> g(comm->mu);
+  if (comm->asyncError == loomSuccess && !v.ok()) {
+    comm->asyncError = loom::api::toResult(v.code());
+    comm->lastError = v.message();
+  }
   *asyncError = comm->asyncError;
   return loomSuccess;
 }

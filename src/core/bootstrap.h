@@ -47,6 +47,22 @@ class Bootstrap {
   // Ordered messages between two ranks, matched by tag.
   virtual Status send(int peer, int tag, const void* data, size_t bytes) = 0;
   virtual Status recv(int peer, int tag, void* data, size_t bytes) = 0;
+  // allGather over `ranks` only (ascending, this rank among them): data holds ranks.size() slots
+  // in that order. `tag` (< -1) keeps it apart from other sub-groups' traffic; `abort` replaces
+  // the abort flag for this call. What derived bootstraps (deriveBootstrap) are made of.
+  virtual Status allGatherSub(const std::vector<int>& ranks, int32_t tag, void* data,
+                              size_t bytesPerRank, const std::atomic<bool>* abort) = 0;
+  // The flag later calls check (the communicator that owned it is going away: nullptr).
+  virtual void setAbortFlag(const std::atomic<bool>* abort) = 0;
 };
+
+// A bootstrap over `members` of `parent` (its rank numbers, ascending, this rank among them),
+// renumbered 0..members.size()-1 in that order, that reuses the parent's connections and
+// identities: no rendezvous root, no new sockets unless a pair never talked before. `salt` must be
+// equal on every member and differ between derived bootstraps of one parent (it makes the tag).
+// Only allGather and barrier are offered (send/recv are refused).
+Status deriveBootstrap(std::shared_ptr<Bootstrap> parent, const std::vector<int>& members,
+                       uint64_t salt, const std::atomic<bool>* abort,
+                       std::shared_ptr<Bootstrap>* out);
 
 }  // namespace loom::bootstrap

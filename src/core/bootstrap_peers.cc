@@ -245,23 +245,50 @@ Status BootstrapImpl::recv(int peer, int tag, void* data, size_t bytes) {
                     strCat("bootstrap recv on rank ", rank_, " from rank ", peer, " tag ", tag));
 }
 
+Status BootstrapImpl::ringLocked(const std::vector<int>& ranks, int32_t tag, void* data,
+                                 size_t bytesPerRank) {
+  auto* base = static_cast<uint8_t*>(data);
+  const int n = static_cast<int>(ranks.size());
+  int me = -1;
+  for (int i = 0; i < n; ++i)
+    if (ranks[i] == rank_) me = i;
+  if (me < 0) return internalError("bootstrap allGather: rank ", rank_, " is not in the group");
+  const int next = ranks[(me + 1) % n], prev = ranks[(me + n - 1) % n];
+  std::string what = strCat("bootstrap allGather on rank ", rank_);
+  Deadline dl = opDeadline();
+  for (int s = 0; s < n - 1; ++s) {
+    int sendIdx = (me - s + n) % n;
+    int recvIdx = (me - s - 1 + n) % n;
+    LOOM_CHECK(sendLocked(next, tag, base + sendIdx * bytesPerRank, bytesPerRank, dl, what));
+    LOOM_CHECK(recvLocked(prev, tag, base + recvIdx * bytesPerRank, bytesPerRank, dl, what));
+  }
+  return Status();
+}
+
 Status BootstrapImpl::allGather(void* data, size_t bytesPerRank) {
   if (data == nullptr && bytesPerRank > 0)
     return invalidArgument("bootstrap allGather: data is NULL");
   std::lock_guard<std::mutex> g(mu_);
-  auto* base = static_cast<uint8_t*>(data);
-  int next = (rank_ + 1) % nranks_, prev = (rank_ + nranks_ - 1) % nranks_;
-  std::string what = strCat("bootstrap allGather on rank ", rank_);
-  Deadline dl = opDeadline();
-  for (int s = 0; s < nranks_ - 1; ++s) {
-    int sendIdx = (rank_ - s + nranks_) % nranks_;
-    int recvIdx = (rank_ - s - 1 + nranks_) % nranks_;
-    LOOM_CHECK(
-        sendLocked(next, kTagAllGather, base + sendIdx * bytesPerRank, bytesPerRank, dl, what));
-    LOOM_CHECK(
-        recvLocked(prev, kTagAllGather, base + recvIdx * bytesPerRank, bytesPerRank, dl, what));
-  }
-  return Status();
+  std::vector<int> all(nranks_);
+  for (int i = 0; i < nranks_; ++i) all[i] = i;
+  return ringLocked(all, kTagAllGather, data, bytesPerRank);
+}
+
+Status BootstrapImpl::allGatherSub(const std::vector<int>& ranks, int32_t tag, void* data,
+                                   size_t bytesPerRank, const std::atomic<bool>* abort) {
+  if (data == nullptr && bytesPerRank > 0)
+    return invalidArgument("bootstrap allGather: data is NULL");
+  if (tag >= kTagAllGather)
+    return invalidArgument("bootstrap allGatherSub: tag ", tag, " must be < ", kTagAllGather);
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i] < 0 || ranks[i] >= nranks_ || (i > 0 && ranks[i] <= ranks[i - 1]))
+      return invalidArgument("bootstrap allGatherSub: ranks must ascend within [0, ", nranks_, ")");
+  std::lock_guard<std::mutex> g(mu_);
+  const std::atomic<bool>* saved = abort_;
+  abort_ = abort;
+  Status st = ringLocked(ranks, tag, data, bytesPerRank);
+  abort_ = saved;
+  return st;
 }
 
 Status BootstrapImpl::barrier() {

@@ -61,6 +61,12 @@ class BootstrapImpl : public Bootstrap {
   Status barrier() override;
   Status send(int peer, int tag, const void* data, size_t bytes) override;
   Status recv(int peer, int tag, void* data, size_t bytes) override;
+  Status allGatherSub(const std::vector<int>& ranks, int32_t tag, void* data, size_t bytesPerRank,
+                      const std::atomic<bool>* abort) override;
+  void setAbortFlag(const std::atomic<bool>* abort) override {
+    std::lock_guard<std::mutex> g(mu_);
+    abort_ = abort;
+  }
 
   Status awaitRoot(const Deadline& dl, const std::string& root, int* next);
   Status connectRing(const Deadline& dl);
@@ -83,11 +89,12 @@ class BootstrapImpl : public Bootstrap {
                     const std::string& what);
   Status recvLocked(int peer, int32_t tag, void* data, size_t bytes, const Deadline& dl,
                     const std::string& what);
+  Status ringLocked(const std::vector<int>& ranks, int32_t tag, void* data, size_t bytesPerRank);
 
   const int rank_;
   const int nranks_;
   const int64_t timeoutMs_;
-  const std::atomic<bool>* abort_;
+  const std::atomic<bool>* abort_;  // guarded by mu_ once created
   uint8_t key_[wire::kKeyBytes];
   Fd listen_;
   std::mutex mu_;

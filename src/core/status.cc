@@ -22,6 +22,8 @@ const char* codeName(Code c) {
       return "in progress";
     case Code::kTimeout:
       return "timeout";
+    case Code::kRevoked:
+      return "communicator revoked";
   }
   return "unknown";
 }

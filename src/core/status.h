@@ -18,6 +18,7 @@ enum class Code : int {
   kRemoteError = 6,
   kInProgress = 7,
   kTimeout = 8,
+  kRevoked = 9,  // the communicator was revoked (loomCommRevoke, or a peer failed)
 };
 
 const char* codeName(Code c);
@@ -48,6 +49,10 @@ std::string strCat(Args&&... args) {
 template <typename... Args>
 Status invalidArgument(Args&&... a) {
   return Status(Code::kInvalidArgument, strCat(std::forward<Args>(a)...));
+}
+template <typename... Args>
+Status revokedError(Args&&... a) {
+  return Status(Code::kRevoked, strCat(std::forward<Args>(a)...));
 }
 template <typename... Args>
 Status invalidUsage(Args&&... a) {

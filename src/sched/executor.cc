@@ -227,6 +227,9 @@ Status Run::idle(Clock::time_point lastProgress, Clock::time_point* lastPeerChec
   auto now = Clock::now();
   if (ctx_.abortFlag != nullptr && ctx_.abortFlag->load(std::memory_order_relaxed))
     return invalidUsage("operation aborted (loomCommAbort)");
+  if (ctx_.revokedFlag != nullptr && ctx_.revokedFlag->load(std::memory_order_relaxed))
+    return revokedError("communicator revoked while rank ", ctx_.rank, " waited for ",
+                        waitingFor());
   auto stalledUs =
       std::chrono::duration_cast<std::chrono::microseconds>(now - lastProgress).count();
   if (stalledUs > ctx_.timeoutMs * 1000)

@@ -57,6 +57,7 @@ struct ExecContext {
   transport::HostCollective* host = nullptr;
   const std::vector<PeerIdentity>* ids = nullptr;  // for error messages (may be null)
   const std::atomic<bool>* abortFlag = nullptr;
+  const std::atomic<bool>* revokedFlag = nullptr;  // set: waits return kRevoked
   int64_t timeoutMs = 600000;
   int64_t spinUs = 50;
   int64_t peerCheckMs = 500;

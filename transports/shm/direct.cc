@@ -175,6 +175,8 @@ Status ShmDirect::waitAll(uint64_t seq) {
     if (arrived()) return Status();
     if (args_.abortFlag != nullptr && args_.abortFlag->load(std::memory_order_relaxed))
       return invalidUsage("operation aborted (loomCommAbort)");
+    if (args_.revokedFlag != nullptr && args_.revokedFlag->load(std::memory_order_relaxed))
+      return revokedError("communicator revoked during the one-host direct all-reduce");
     const int64_t now = usSince(t0);
     if (now >= timeoutUs) return stalled(seq, true);
     if (now - lastCheckUs >= args_.peerCheckMs * 1000) {

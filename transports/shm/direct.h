@@ -46,6 +46,7 @@ class ShmDirect final : public HostCollective {
     std::function<Status(void*, size_t)> allGather;
     std::vector<PeerIdentity> ids;
     const std::atomic<bool>* abortFlag = nullptr;
+    const std::atomic<bool>* revokedFlag = nullptr;  // the communicator was revoked: return
     int64_t timeoutMs = 600000;
     int64_t spinUs = 50;
     int64_t peerCheckMs = 500;

@@ -113,6 +113,7 @@ Status ShmTransport::create(const SetupArgs& args, std::unique_ptr<Transport>* o
     d.allGather = args.allGather;
     d.ids = args.ids;
     d.abortFlag = args.abortFlag;
+    d.revokedFlag = args.revokedFlag;
     d.timeoutMs = args.timeoutMs;
     d.spinUs = params::spinUs();
     d.peerCheckMs = params::peerCheckMs();
