@@ -367,11 +367,22 @@ Status afterFailure(loomComm* c, Status s) {
   return rootCause(c, std::move(s));
 }
 
+// A failed call's error: misuse (a call mismatch or a corrupted message, which makes this rank give
+// up on the communicator) is reported as it is; anything else waits for the heartbeat's verdict.
+Status failedCall(loomComm* c, Status s) {
+  s = giveUpOnMisuse(c, std::move(s));
+  {
+    std::lock_guard<std::mutex> g(c->mu);
+    if (!c->gaveUp.empty()) return s;
+  }
+  return afterFailure(c, std::move(s));
+}
+
 Status runOps(loomComm* c, const std::vector<OpDesc>& ops) {
   if (anyStaged(ops)) return runStaged(ops, [c](const auto& host) { return runOps(c, host); });
   LOOM_CHECK(revokedStatus(c));
   Status s = runOpsOnce(c, ops);
-  return s.ok() ? s : afterFailure(c, giveUpOnMisuse(c, std::move(s)));
+  return s.ok() ? s : failedCall(c, std::move(s));
 }
 
 Status runOp(loomComm* c, const OpDesc& o) {
@@ -384,7 +395,7 @@ Status runOp(loomComm* c, const OpDesc& o) {
   Status st = beginCall(c, call);
   if (st.ok()) st = scheduleFor(c, o, /*alone=*/true, &s);
   if (st.ok()) st = sched::execute(*s, o.send, o.recv, o.dtype, norm, c->exec, &call);
-  if (!st.ok()) return afterFailure(c, giveUpOnMisuse(c, std::move(st)));
+  if (!st.ok()) return failedCall(c, std::move(st));
   const uint64_t n = avgElems(c, o);
   if (n > 0) kernels::divideInPlace(o.recv, n, o.dtype, c->nranks);
   return Status();
