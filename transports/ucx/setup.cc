@@ -149,7 +149,7 @@ UcxTransport::UcxTransport(int rank, PeerIdentity self, int nranks, std::unique_
     : rank_(rank), nranks_(nranks), self_(std::move(self)), w_(std::move(w)), index_(nranks, -1) {}
 
 UcxTransport::~UcxTransport() {
-  regs_.reset();  // before the context goes (with the Worker)
+  regs_.reset();      // before the context goes (with the Worker)
   bool busy = false;  // operations still posted: an aborted or failed call
   for (const Peer& p : peers_) busy = busy || !p.sends.empty() || !p.recvs.empty();
   if (anyFailed_ || !error_.ok() || busy) {
