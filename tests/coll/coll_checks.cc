@@ -124,4 +124,26 @@ std::string streamAndGroup(loomComm_t comm, int rank, int p, uint64_t n) {
       [&](uint64_t i) { return expectedReduced(loomSum, p, i, loomFloat16); }, "sum half");
 }
 
+std::string everyCollective(loomComm_t comm, int rank, int p,
+                            std::initializer_list<uint64_t> counts) {
+  for (uint64_t n : counts) {
+    for (bool inPlace : {false, true}) {
+      std::string tag = " (n=" + std::to_string(n) + (inPlace ? ", in place)" : ")");
+      for (auto [dt, op] : {std::pair{loomFloat32, loomSum}, std::pair{loomInt8, loomMax},
+                            std::pair{loomUint64, loomProd}, std::pair{loomFloat64, loomAvg}}) {
+        std::string e = allReduce(comm, rank, p, n, dt, op, inPlace);
+        if (!e.empty()) return e + tag;
+      }
+      for (std::string e :
+           {broadcast(comm, rank, p, n, inPlace), reduce(comm, rank, p, n, inPlace),
+            allGather(comm, rank, p, n, inPlace), reduceScatter(comm, rank, p, n, inPlace)})
+        if (!e.empty()) return e + tag;
+    }
+    for (std::string e : {allToAll(comm, rank, p, n), sendRecvRing(comm, rank, p, n),
+                          streamAndGroup(comm, rank, p, n)})
+      if (!e.empty()) return e + " (n=" + std::to_string(n) + ")";
+  }
+  return "";
+}
+
 }  // namespace loom::testing

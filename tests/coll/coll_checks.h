@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "loom/loom.h"
@@ -18,6 +19,9 @@ std::string reduceScatter(loomComm_t comm, int rank, int p, uint64_t n, bool inP
 std::string allToAll(loomComm_t comm, int rank, int p, uint64_t n);
 std::string sendRecvRing(loomComm_t comm, int rank, int p, uint64_t n);
 std::string streamAndGroup(loomComm_t comm, int rank, int p, uint64_t n);
+// Every check above, for each count in `counts`, in place and out of place, several dtype x op.
+std::string everyCollective(loomComm_t comm, int rank, int p,
+                            std::initializer_list<uint64_t> counts);
 
 }  // namespace loom::testing
 

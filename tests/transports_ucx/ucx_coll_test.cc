@@ -13,27 +13,6 @@
 namespace loom::testing {
 namespace {
 
-std::string everything(int rank, int p, loomComm_t comm) {
-  for (uint64_t n : {0ull, 1ull, 1000ull, 65536ull + 3, (1ull << 20) + 5}) {
-    for (bool inPlace : {false, true}) {
-      std::string tag = " (n=" + std::to_string(n) + (inPlace ? ", in place)" : ")");
-      for (auto [dt, op] : {std::pair{loomFloat32, loomSum}, std::pair{loomInt8, loomMax},
-                            std::pair{loomUint64, loomProd}, std::pair{loomFloat64, loomAvg}}) {
-        std::string e = allReduce(comm, rank, p, n, dt, op, inPlace);
-        if (!e.empty()) return e + tag;
-      }
-      for (std::string e :
-           {broadcast(comm, rank, p, n, inPlace), reduce(comm, rank, p, n, inPlace),
-            allGather(comm, rank, p, n, inPlace), reduceScatter(comm, rank, p, n, inPlace)})
-        if (!e.empty()) return e + tag;
-    }
-    for (std::string e : {allToAll(comm, rank, p, n), sendRecvRing(comm, rank, p, n),
-                          streamAndGroup(comm, rank, p, n)})
-      if (!e.empty()) return e + " (n=" + std::to_string(n) + ")";
-  }
-  return "";
-}
-
 // UCX_TLS values: UCX's tcp transport only, and its shared-memory transports (posix/sysv/cma).
 class UcxCollectives : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
@@ -43,7 +22,12 @@ TEST_P(UcxCollectives, EveryCollectiveExact) {
   opt.transport = "ucx";
   opt.killAfterMs = 600000;
   opt.env = {{"UCX_TLS", tls}};
-  auto res = runRanks(p, everything, opt);
+  auto res = runRanks(
+      p,
+      [](int rank, int p, loomComm_t comm) {
+        return everyCollective(comm, rank, p, {0, 1, 1000, 65536 + 3, (1 << 20) + 5});
+      },
+      opt);
   EXPECT_EQ(failures(res), "");
 }
 
