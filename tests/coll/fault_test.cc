@@ -1,7 +1,6 @@
 // Faults: a SIGKILLed rank, an abort from another thread, and a peer that never joins the
 // operation. Each test asserts the error arrives in time, names the rank, and nothing is left in
 // /dev/shm.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "coll/membership_util.h"
 #include "harness/rank_harness.h"
 #include "transports/policy.h"
 
@@ -20,31 +20,6 @@ namespace loom::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::set<std::string> loomShmSegments() {
-  std::set<std::string> names;
-  DIR* d = opendir("/dev/shm");
-  if (d == nullptr) return names;
-  while (dirent* e = readdir(d))
-    if (std::strncmp(e->d_name, "loom", 4) == 0) names.insert(e->d_name);
-  closedir(d);
-  return names;
-}
-
-// Segments that appeared since `before` and are still there after a grace period. Other tests
-// running in parallel create segments too, but loom unlinks each one as soon as every peer has
-// mapped it, so theirs vanish within milliseconds; a leaked one stays.
-std::string leftoverSegments(const std::set<std::string>& before) {
-  std::string left;
-  for (int i = 0; i < 60; ++i) {
-    left.clear();
-    for (const std::string& n : loomShmSegments())
-      if (!before.count(n)) left += n + " ";
-    if (left.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return left;
-}
 
 class Faults : public ::testing::TestWithParam<std::string> {};
 
